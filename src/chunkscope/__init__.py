@@ -1,0 +1,43 @@
+"""chunkscope: see exactly how documentation is cut into chunks for retrieval, and what the chunks retrieve.
+
+The public API is resolved lazily so ``import chunkscope`` (and ``chunkscope --help``) stays instant:
+``load_docs``, ``get_strategy``, ``list_strategies``, ``Chunk``, ``Document``, ``DocsTree``, ``Problem``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "load_docs": "chunkscope.docs",
+    "Document": "chunkscope.docs",
+    "DocsTree": "chunkscope.docs",
+    "Problem": "chunkscope.docs",
+    "DocsError": "chunkscope.docs",
+    "get_strategy": "chunkscope.chunk",
+    "list_strategies": "chunkscope.chunk",
+    "strategy_names": "chunkscope.chunk",
+    "Chunk": "chunkscope.chunk",
+    "Strategy": "chunkscope.chunk",
+    "ParamError": "chunkscope.chunk",
+    "get_tokenizer": "chunkscope.tokens",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+if TYPE_CHECKING:
+    from .chunk import Chunk, ParamError, Strategy, get_strategy, list_strategies, strategy_names
+    from .docs import DocsError, DocsTree, Document, Problem, load_docs
+    from .tokens import get_tokenizer
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'chunkscope' has no attribute {name!r}")
+    value = getattr(import_module(mod), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,343 @@
+"""The Chunk, declared strategy parameters, the strategy base class and the registry of strategies.
+
+Every built-in strategy returns chunks that are slices of their document: ``chunk.text ==
+doc.text[chunk.start:chunk.end]``. Strategies decide *spans*; `ChunkBuilder` turns spans into chunks and fills
+in everything derivable (lines, heading path, token counts, overlap with the previous chunk).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
+
+from .tokens import DEFAULT_EMBED_MODEL, SliceCounter, embed_tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from .docs import Document
+
+#: Warning ids a strategy attaches itself (lint adds its own rule ids).
+SPLIT_FENCE = "split-fence"
+OVERSIZE = "oversize"
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One chunk of one document.
+
+    ``start``/``end`` are character offsets into ``Document.text`` and ``text`` is exactly that slice. Lines are
+    1-based and inclusive. ``overlap`` is the range this chunk shares with the previous one, if any.
+    ``embed_tokens`` is counted lazily (see `count_embed_tokens`): word-piece counting costs more than chunking.
+    """
+
+    path: str
+    index: int
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    text: str
+    tokens: int
+    heading_path: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    overlap: tuple[int, int] | None = None
+    embed_text_override: str | None = None
+    embed_tokens: int | None = None
+
+    @property
+    def embed_text(self) -> str:
+        """What would be sent to the embedding model (the chunk's text unless a strategy says otherwise)."""
+        return self.text if self.embed_text_override is None else self.embed_text_override
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSONL record of ``chunkscope chunk``."""
+        return {
+            "path": self.path,
+            "index": self.index,
+            "start": self.start,
+            "end": self.end,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "text": self.text,
+            "tokens": self.tokens,
+            "embed_tokens": self.embed_tokens,
+            "heading_path": list(self.heading_path),
+            "metadata": self.metadata,
+            "warnings": list(self.warnings),
+            "overlap": list(self.overlap) if self.overlap else None,
+            "embed_text": self.embed_text if self.embed_text_override is not None else None,
+        }
+
+
+@dataclass(slots=True)
+class Span:
+    """A strategy's decision: a range to cut, with the metadata and warnings only the strategy knows."""
+
+    start: int
+    end: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    embed_text: str | None = None
+
+
+class ParamError(ValueError):
+    """A strategy parameter is unknown or out of range: one line, shown as is."""
+
+
+_TYPE_NAMES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "list", dict: "table"}
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A declared strategy parameter: type, default, allowed range and help, for the CLI, config and TUI."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[Any, ...] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        rng = None
+        if self.min is not None or self.max is not None:
+            rng = [self.min, self.max]
+        return {
+            "name": self.name,
+            "type": _TYPE_NAMES.get(self.type, self.type.__name__),
+            "default": self.default,
+            "range": rng,
+            "choices": list(self.choices) if self.choices else None,
+            "help": self.help,
+        }
+
+    def range_text(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(map(str, self.choices))
+        if self.min is not None and self.max is not None:
+            return f"{_fmt(self.min)}..{_fmt(self.max)}"
+        if self.min is not None:
+            return f">= {_fmt(self.min)}"
+        if self.max is not None:
+            return f"<= {_fmt(self.max)}"
+        return ""
+
+    def coerce(self, value: Any, strategy: str = "") -> Any:
+        """Validate and convert a value (typed from TOML, or a string from ``--param k=v``)."""
+        where = f"{strategy}: " if strategy else ""
+        want = _TYPE_NAMES.get(self.type, self.type.__name__)
+        try:
+            if isinstance(value, str) and self.type is not str:
+                value = _parse_text(value, self.type)
+            if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if self.type is int and isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
+                raise TypeError
+        except (TypeError, ValueError):
+            raise ParamError(f"{where}{self.name} must be a {want}, got {value!r}") from None
+        if self.choices and value not in self.choices:
+            raise ParamError(f"{where}{self.name} must be {self.range_text()}, got {value!r}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+                raise ParamError(f"{where}{self.name} must be in {self.range_text()}, got {value!r}")
+        return value
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _parse_text(text: str, typ: type) -> Any:
+    import json
+
+    t = text.strip()
+    if typ is bool:
+        low = t.lower()
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        raise ValueError(text)
+    if typ is int:
+        return int(t)
+    if typ is float:
+        return float(t)
+    if typ is list:
+        if t.startswith("["):
+            v = json.loads(t)
+            if not isinstance(v, list):
+                raise ValueError(text)
+            return v
+        return [x.strip() for x in t.split(",") if x.strip()]
+    if typ is dict:
+        v = json.loads(t)
+        if not isinstance(v, dict):
+            raise ValueError(text)
+        return v
+    return t
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What lint holds chunks to: a maximum and a minimum, counted in one tokenizer."""
+
+    tokenizer: str
+    max: int | None
+    min: int | None = None
+    #: The last chunk of a document may be short (seed 001: "except the last chunk").
+    last_may_be_short: bool = False
+
+
+class Strategy:
+    """Base class of chunking strategies: declared parameters, validated once, and the span → chunk pipeline."""
+
+    name: ClassVar[str] = ""
+    seed: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    #: Metadata fields the strategy's seed requires (lint's missing-metadata checks these).
+    required_metadata: ClassVar[tuple[str, ...]] = ()
+    #: Default citation template over the metadata, in str.format syntax with missing keys left empty.
+    citation_template: ClassVar[str] = "{title} › {heading}"
+
+    def __init__(self, **params: Any) -> None:
+        declared = {p.name: p for p in self.parameters}
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            names = ", ".join(declared) or "none"
+            raise ParamError(f"{self.name}: unknown parameter {unknown[0]!r} (parameters: {names})")
+        self.params: dict[str, Any] = {}
+        for p in self.parameters:
+            self.params[p.name] = p.coerce(params[p.name], self.name) if p.name in params else p.default
+        self.validate()
+
+    def validate(self) -> None:
+        """Cross-parameter checks (e.g. overlap below size); raise ParamError."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    @property
+    def length_tokenizer(self) -> str:
+        """The tokenizer this strategy measures its limits in."""
+        return self.params.get("encoding") or self.params.get("tokenizer") or "cl100k_base"
+
+    def limits(self) -> Limits:
+        return Limits(self.length_tokenizer, None)
+
+    def counter(self, doc: "Document") -> SliceCounter:
+        return get_tokenizer(self.length_tokenizer).counter(doc)
+
+    def spans(self, doc: "Document") -> list[Span]:
+        """Where to cut ``doc``: the one method a strategy must write."""
+        raise TypeError(f"{type(self).__name__} must define spans()")
+
+    def chunk(self, doc: "Document") -> list[Chunk]:
+        """Cut ``doc`` into chunks (exact slices, in order)."""
+        return ChunkBuilder(doc, self.counter(doc)).build(self.spans(doc))
+
+
+class ChunkBuilder:
+    """Turns spans into chunks: lines, heading paths, token counts and overlaps, all derived from the source."""
+
+    def __init__(self, doc: "Document", counter: SliceCounter) -> None:
+        self.doc = doc
+        self.counter = counter
+
+    def build(self, spans: Iterable[Span]) -> list[Chunk]:
+        doc = self.doc
+        st = doc.structure
+        text = doc.text
+        chunks: list[Chunk] = []
+        prev: Chunk | None = None
+        for sp in spans:
+            if sp.end <= sp.start:
+                continue
+            overlap = None
+            if prev is not None and sp.start < prev.end:
+                overlap = (sp.start, min(prev.end, sp.end))
+            last = sp.end - 1 if sp.end > sp.start else sp.start
+            c = Chunk(
+                path=doc.path,
+                index=len(chunks),
+                start=sp.start,
+                end=sp.end,
+                start_line=st.line_of(sp.start),
+                end_line=st.line_of(last),
+                text=text[sp.start:sp.end],
+                tokens=self.counter.count(sp.start, sp.end),
+                heading_path=st.heading_path_at(_first_content(text, sp.start, sp.end)),
+                metadata=sp.metadata,
+                warnings=list(dict.fromkeys(sp.warnings)),
+                overlap=overlap,
+                embed_text_override=sp.embed_text,
+            )
+            chunks.append(c)
+            prev = c
+        return chunks
+
+
+def _first_content(text: str, start: int, end: int) -> int:
+    """The first non-space offset of a span: a chunk's heading path is where its content begins."""
+    i = start
+    while i < end and text[i].isspace():
+        i += 1
+    return i if i < end else start
+
+
+def count_embed_tokens(chunks: Sequence[Chunk], model: str = DEFAULT_EMBED_MODEL) -> None:
+    """Fill ``embed_tokens`` of every chunk that lacks it, in one batch through the model's tokenizer."""
+    todo = [c for c in chunks if c.embed_tokens is None]
+    if not todo:
+        return
+    counts = embed_tokenizer(model).count_batch([c.embed_text for c in todo])
+    for c, n in zip(todo, counts):
+        c.embed_tokens = n
+
+
+# --- registry -------------------------------------------------------------------------------------------------
+
+#: name → "module:Class"; modules are imported on first use so listing names stays cheap.
+_BUILTIN = {
+    "section-sentence": "chunkscope.strategies.section_sentence:SectionSentenceStrategy",
+    "header-window": "chunkscope.strategies.header_window:HeaderWindowStrategy",
+    "section": "chunkscope.strategies.section:SectionStrategy",
+    "content-type": "chunkscope.strategies.content_type:ContentTypeStrategy",
+    "recursive": "chunkscope.strategies.recursive:RecursiveStrategy",
+    "fixed": "chunkscope.strategies.fixed:FixedStrategy",
+    "custom": "chunkscope.strategies.custom:CustomStrategy",
+}
+
+
+class UnknownStrategy(ValueError):
+    """No strategy has that name."""
+
+
+def strategy_names() -> list[str]:
+    return list(_BUILTIN)
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    target = _BUILTIN.get(name)
+    if target is None:
+        raise UnknownStrategy(f"unknown strategy {name!r}; choose one of {', '.join(_BUILTIN)}")
+    mod, cls = target.split(":")
+    return getattr(importlib.import_module(mod), cls)
+
+
+def get_strategy(name: str, **params: Any) -> Strategy:
+    """A configured strategy: ``get_strategy("recursive", chunk_size=384)``."""
+    return strategy_class(name)(**params)
+
+
+def list_strategies() -> list[type[Strategy]]:
+    return [strategy_class(n) for n in _BUILTIN]

@@ -1,0 +1,323 @@
+"""The docs tree: finding Markdown/MDX files, decoding them exactly, front matter, and per-file problems.
+
+Every offset anywhere in chunkscope indexes into ``Document.text``: the file's bytes decoded as UTF-8 with a
+leading BOM removed and nothing else touched (line endings included).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
+
+import yaml
+
+DOC_SUFFIXES = (".md", ".mdx")
+#: Folders that are never documentation: build output and package managers' trees.
+SKIPPED_DIRS = frozenset({"node_modules", "build", "dist", "site", "_build", "target", "__pycache__", "venv"})
+#: A file larger than this is reported and skipped: documentation pages are never this big, binaries are.
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)(.*?)(?:\r\n|\r|\n)?(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)", re.S)
+_EMPTY_FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)---[ \t]*(?:\r\n|\r|\n|\Z)")
+# Docusaurus strips "01-", "1_", "1." style prefixes from file and folder names when it builds routes and ids.
+_NUMBER_PREFIX = re.compile(r"^(\d+(?:\.\d+)*)\s*[-_.]+\s*(?=[^-_.\s])")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file that could not be used as it is; the rest of the tree carries on."""
+
+    path: str
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.code}: {self.message}"
+
+
+@dataclass(eq=False)
+class Document:
+    """One Markdown or MDX file, decoded exactly.
+
+    Attributes:
+        path: POSIX path relative to the docs root (the file's name when a single file was loaded).
+        text: the decoded text; every offset in chunkscope indexes into this string.
+        front_matter: the YAML front matter as a dict (empty when there is none or it is malformed).
+        body_start: offset of the first character after the front matter block.
+        source: absolute path on disk, when the document came from a file.
+    """
+
+    path: str
+    text: str
+    front_matter: dict[str, Any] = field(default_factory=dict)
+    body_start: int = 0
+    source: Path | None = None
+    mtime_ns: int = 0
+    #: Per-document derived data (parsed structure, token offsets) computed once and reused by every strategy.
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def structure(self):  # -> chunkscope.structure.Structure (imported lazily: docs must stay light)
+        """The parsed Markdown structure, computed on first use and kept."""
+        s = self.cache.get("structure")
+        if s is None:
+            from .structure import parse_structure
+
+            s = self.cache["structure"] = parse_structure(self)
+        return s
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.path).name
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF)."""
+        return self.structure.line_of(offset)
+
+
+@dataclass
+class DocsTree:
+    """Every document found under a root, in reading order, and the problems met on the way."""
+
+    root: Path
+    documents: list[Document]
+    problems: list[Problem]
+    single_file: bool = False
+
+    def get(self, path: str) -> Document | None:
+        for d in self.documents:
+            if d.path == path:
+                return d
+        return None
+
+    def __iter__(self):
+        return iter(self.documents)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+
+class DocsError(Exception):
+    """The docs path itself cannot be used (missing, not Markdown); one line, shown to the user as is."""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], int, str | None]:
+    """Parse a leading YAML front matter block.
+
+    Returns:
+        (front matter dict, offset where the body starts, error message or None). A malformed block yields an
+        empty dict, the body start after the block (so the YAML is never taken for prose) and the error.
+    """
+    m = _EMPTY_FRONT_MATTER.match(text)
+    if m:
+        return {}, m.end(), None
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return {}, 0, None
+    raw = m.group(2)
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        return {}, m.end(), f"malformed front matter{where}: {problem}"
+    if data is None:
+        return {}, m.end(), None
+    if not isinstance(data, dict):
+        return {}, m.end(), f"front matter is a {type(data).__name__}, not a mapping"
+    return {str(k): v for k, v in data.items()}, m.end(), None
+
+
+def decode_document(raw: bytes, path: str, source: Path | None = None, mtime_ns: int = 0) -> tuple[Document | None, list[Problem]]:
+    """Turn a file's bytes into a Document, or say why it cannot be one."""
+    if b"\x00" in raw[:8192]:
+        return None, [Problem(path, "binary", "file holds NUL bytes; not a text document")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [Problem(path, "invalid-utf8", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at line {line})")]
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    fm, body_start, err = split_front_matter(text)
+    problems = [Problem(path, "front-matter", err)] if err else []
+    return Document(path=path, text=text, front_matter=fm, body_start=body_start, source=source, mtime_ns=mtime_ns), problems
+
+
+def read_document(file: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Document | None, list[Problem]]:
+    """Read one file from disk as a Document (problems instead of exceptions)."""
+    try:
+        st = file.stat()
+        if st.st_size > max_bytes:
+            return None, [Problem(rel, "too-large", f"{st.st_size} bytes is over the {max_bytes}-byte limit")]
+        raw = file.read_bytes()
+    except OSError as exc:
+        return None, [Problem(rel, "unreadable", exc.strerror or str(exc))]
+    return decode_document(raw, rel, source=file, mtime_ns=st.st_mtime_ns)
+
+
+def number_prefix(name: str) -> tuple[tuple[int, ...] | None, str]:
+    """Split a Docusaurus number prefix off a file or folder name: ``"01-intro"`` → ``((1,), "intro")``."""
+    m = _NUMBER_PREFIX.match(name)
+    if not m:
+        return None, name
+    return tuple(int(x) for x in m.group(1).split(".")), name[m.end():]
+
+
+def _category_position(folder: Path) -> float | None:
+    """The ``position`` from a Docusaurus ``_category_.json``/``.yml`` file, if any."""
+    for fname in ("_category_.json", "_category_.yml", "_category_.yaml"):
+        f = folder / fname
+        if not f.is_file():
+            continue
+        try:
+            raw = f.read_text(encoding="utf-8")
+            data = json.loads(raw) if fname.endswith(".json") else yaml.safe_load(raw)
+        except (OSError, ValueError, yaml.YAMLError):
+            return None
+        pos = data.get("position") if isinstance(data, dict) else None
+        return float(pos) if isinstance(pos, (int, float)) else None
+    return None
+
+
+def _order_key(name: str, position: float | None) -> tuple:
+    """Docusaurus' sidebar order: explicit positions first, then number prefixes, then by name."""
+    if position is not None:
+        return (0, (position,), name)
+    num, _ = number_prefix(name)
+    if num is not None:
+        return (1, tuple(float(n) for n in num), name)
+    return (2, (), name)
+
+
+def _front_matter_position(file: Path) -> float | None:
+    """Read only the head of a file to find ``sidebar_position`` without decoding the whole tree twice."""
+    try:
+        with file.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    m = re.search(rb"^sidebar_position:\s*([0-9.]+)\s*$", head, re.M)
+    if not m or not head.lstrip(b"\xef\xbb\xbf").startswith(b"---"):
+        return None
+    try:
+        return float(m.group(1))
+    except ValueError:
+        return None
+
+
+def _ignored(rel: str, patterns: Iterable[str]) -> bool:
+    for pat in patterns:
+        if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat.rstrip("/") + "/*"):
+            return True
+        if pat.startswith("**/") and fnmatch.fnmatchcase(rel, pat[3:]):
+            return True
+    return False
+
+
+def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[Path, str]], list[Problem]]:
+    """Every Markdown/MDX file under ``root`` in reading order, as (absolute path, POSIX relative path).
+
+    Symlinks are followed only when they stay inside the root and do not lead back to a folder already on the
+    current path, so a link loop or a link out of the tree is reported, never walked.
+    """
+    ignore = tuple(ignore)
+    root_real = root.resolve()
+    files: list[tuple[Path, str]] = []
+    problems: list[Problem] = []
+
+    def walk(folder: Path, rel_parts: tuple[str, ...], seen: frozenset[Path]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            problems.append(Problem("/".join(rel_parts) or ".", "unreadable", exc.strerror or str(exc)))
+            return
+        keyed = []
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            rel = "/".join((*rel_parts, e.name))
+            path = Path(e.path)
+            if e.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    problems.append(Problem(rel, "symlink", "broken or looping symbolic link; skipped"))
+                    continue
+                if target != root_real and root_real not in target.parents:
+                    problems.append(Problem(rel, "symlink", "link points outside the docs root; skipped"))
+                    continue
+                if target in seen:
+                    problems.append(Problem(rel, "symlink", "link loops back to a parent folder; skipped"))
+                    continue
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if e.name in SKIPPED_DIRS or _ignored(rel, ignore):
+                    continue
+                keyed.append((_order_key(e.name, _category_position(path)), True, path, rel))
+            elif e.name.lower().endswith(DOC_SUFFIXES):
+                if _ignored(rel, ignore):
+                    continue
+                stem = e.name.rsplit(".", 1)[0]
+                # index/README pages open their folder in Docusaurus' sidebar.
+                pos = _front_matter_position(path)
+                if pos is None and stem.lower() in ("index", "readme"):
+                    pos = float("-inf")
+                keyed.append((_order_key(e.name, pos), False, path, rel))
+        keyed.sort(key=lambda k: k[0])
+        for _, is_dir, path, rel in keyed:
+            if is_dir:
+                real = path.resolve()
+                walk(path, tuple(rel.split("/")), seen | {real})
+            else:
+                files.append((path, rel))
+
+    walk(root, (), frozenset({root_real}))
+    return files, problems
+
+
+def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:
+    """Load a docs tree (a folder, read recursively) or a single Markdown/MDX file.
+
+    Raises:
+        DocsError: the path does not exist or is not a Markdown file or folder. Problems with single files
+            inside a tree never raise: they are collected in ``DocsTree.problems``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DocsError(f"{path}: no such file or folder")
+    if p.is_file():
+        if not p.name.lower().endswith(DOC_SUFFIXES):
+            raise DocsError(f"{path}: not a Markdown file (.md or .mdx)")
+        doc, problems = read_document(p, p.name, max_bytes)
+        return DocsTree(root=p.parent, documents=[doc] if doc else [], problems=problems, single_file=True)
+    if not p.is_dir():
+        raise DocsError(f"{path}: not a file or folder")
+    files, problems = iter_doc_files(p, ignore)
+    docs: list[Document] = []
+    for file, rel in files:
+        doc, probs = read_document(file, rel, max_bytes)
+        problems.extend(probs)
+        if doc is not None:
+            docs.append(doc)
+    return DocsTree(root=p, documents=docs, problems=problems)
+
+
+def reload_document(tree: DocsTree, doc: Document) -> tuple[Document | None, list[Problem]]:
+    """Re-read one document from disk (the file changed under an open view)."""
+    if doc.source is None:
+        return doc, []
+    new, problems = read_document(doc.source, doc.path)
+    if new is not None:
+        idx = tree.documents.index(doc)
+        tree.documents[idx] = new
+    return new, problems

@@ -1,0 +1,457 @@
+"""Markdown structure with exact offsets: blocks, headings, anchors, heading paths, numbering and routes.
+
+A document is parsed once with markdown-it-py (CommonMark + tables, ``$$`` math, ``:::`` admonitions, front
+matter); the token line maps are turned into character offsets into ``Document.text``, so a ``#`` line inside a
+fence is code, never a heading.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .docs import Document
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_CUSTOM_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
+_HEADING_NUMBER = re.compile(r"^(?:(?:chapter|section|part)\s+)?(\d+(?:\.\d+)*)\.?(?:\s*[:\-–—]\s*|\s+)(?=\S)", re.I)
+_ESM_LINE = re.compile(r"^(?:import|export)\b")
+_JSX_TAG = re.compile(r"^\s*</?([A-Z][\w.]*)")
+_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+#: Block kinds, as found in ``Block.kind``.
+KINDS = (
+    "front_matter", "heading", "paragraph", "fence", "code", "list", "list_item", "table", "blockquote",
+    "admonition", "math", "html", "jsx", "mdx_esm", "hr",
+)
+#: Kinds inside which a chunk boundary breaks meaning (a cut fence or table is garbage to a reader).
+ATOMIC_KINDS = frozenset({"fence", "code", "table", "math", "front_matter", "html", "jsx", "mdx_esm"})
+
+
+@dataclass(slots=True)
+class Block:
+    """One Markdown block with exact character offsets and 1-based inclusive line numbers."""
+
+    kind: str
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    depth: int = 0  # nesting depth: 0 for top-level blocks
+    level: int = 0  # heading level (1-6)
+    text: str = ""  # heading text as a reader sees it (no markup, no {#id})
+    anchor: str = ""  # heading anchor (Docusaurus / GitHub slugger, or the explicit {#id})
+    info: str = ""  # fence info string / admonition type and title
+    language: str = ""  # fence language
+    number: str | None = None  # "3.2" from "## 3.2 Forward Kinematics"
+
+
+@dataclass(slots=True)
+class Heading:
+    """A heading and where it sits in the outline."""
+
+    level: int
+    text: str
+    anchor: str
+    start: int
+    end: int
+    line: int
+    number: str | None
+    path: tuple[str, ...]  # texts of the enclosing headings, this one last
+    index: int  # position among the document's headings
+
+
+@dataclass
+class Structure:
+    """The parsed document: every block, the outline, and a line table."""
+
+    line_starts: list[int]
+    blocks: list[Block]
+    headings: list[Heading]
+    text_length: int
+    _heading_starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._heading_starts = [h.start for h in self.headings]
+
+    @property
+    def top_blocks(self) -> list[Block]:
+        return [b for b in self.blocks if b.depth == 0]
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of ``offset``."""
+        return bisect_right(self.line_starts, offset)
+
+    def line_start(self, line: int) -> int:
+        """Offset of the first character of a 1-based line."""
+        return self.line_starts[line - 1]
+
+    def heading_before(self, offset: int) -> Heading | None:
+        """The last heading that starts at or before ``offset``."""
+        i = bisect_right(self._heading_starts, offset) - 1
+        return self.headings[i] if i >= 0 else None
+
+    def heading_path_at(self, offset: int) -> list[str]:
+        """The breadcrumb of headings in force at ``offset``."""
+        h = self.heading_before(offset)
+        return list(h.path) if h else []
+
+    def headings_in(self, start: int, end: int) -> list[Heading]:
+        lo = bisect_right(self._heading_starts, start - 1)
+        hi = bisect_right(self._heading_starts, end - 1)
+        return self.headings[lo:hi]
+
+    def section_end(self, heading: Heading) -> int:
+        """Where a heading's section ends: at the next heading of the same or a higher level."""
+        for h in self.headings[heading.index + 1:]:
+            if h.level <= heading.level:
+                return h.start
+        return self.text_length
+
+    def blocks_of(self, *kinds: str) -> list[Block]:
+        return [b for b in self.blocks if b.kind in kinds]
+
+    def atomic_spans(self) -> list[tuple[int, int]]:
+        """Top-level spans a boundary should never fall inside, sorted."""
+        return [(b.start, b.end) for b in self.blocks if b.kind in ATOMIC_KINDS and b.depth == 0]
+
+
+def line_starts_of(text: str) -> list[int]:
+    """Offsets where each line starts, line breaks being CRLF, CR or LF (as markdown-it counts lines)."""
+    starts = [0]
+    if "\r" not in text:
+        # The common case at C speed: only LF.
+        find = text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        return starts
+    starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
+    return starts
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.container import container_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
+    md.use(front_matter_plugin)
+    md.use(dollarmath_plugin, allow_labels=False, allow_space=True, allow_digits=True, double_inline=False)
+    # Docusaurus admonitions: ":::note Title" … ":::" — any name is an admonition.
+    md.use(container_plugin, name="admonition", marker=":", validate=lambda *_: True)
+    # Inline parsing is not needed for structure except heading text, which we read from token children;
+    # linkify/typographer stay off for exactness.
+    return md
+
+
+_KIND_OF_OPEN = {
+    "bullet_list_open": "list",
+    "ordered_list_open": "list",
+    "list_item_open": "list_item",
+    "blockquote_open": "blockquote",
+    "table_open": "table",
+    "paragraph_open": "paragraph",
+    "container_admonition_open": "admonition",
+}
+_KIND_OF_LEAF = {
+    "fence": "fence",
+    "code_block": "code",
+    "math_block": "math",
+    "math_block_label": "math",
+    "html_block": "html",
+    "hr": "hr",
+    "front_matter": "front_matter",
+}
+
+
+def slugify(text: str) -> str:
+    """GitHub/Docusaurus slug: lowercase, punctuation and symbols dropped, each space a hyphen."""
+    out = []
+    for ch in text.lower():
+        if ch == " ":
+            out.append("-")
+        elif ch in "-_" or ch.isalnum():
+            out.append(ch)
+        else:
+            cat = unicodedata.category(ch)
+            # Marks (accents written as combining characters) and connector punctuation survive github-slugger.
+            if cat[0] == "M" or cat == "Pc":
+                out.append(ch)
+    return "".join(out)
+
+
+class Slugger:
+    """Unique anchors per document, numbered ``-1``, ``-2`` on repeats like github-slugger."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def slug(self, text: str) -> str:
+        base = slugify(text)
+        slug = base
+        while slug in self.seen:
+            self.seen[base] += 1
+            slug = f"{base}-{self.seen[base]}"
+        self.seen.setdefault(slug, 0)
+        return slug
+
+    def reserve(self, anchor: str) -> None:
+        self.seen.setdefault(anchor, 0)
+
+
+def heading_number(text: str) -> str | None:
+    """``"3.2 Forward Kinematics"`` → ``"3.2"``; ``"Chapter 3: Motion"`` → ``"3"``."""
+    m = _HEADING_NUMBER.match(text)
+    return m.group(1) if m else None
+
+
+def _inline_plain(tok) -> str:
+    """A heading's text as rendered: markup dropped, code spans kept, breaks as spaces."""
+    if not tok.children:
+        return tok.content
+    parts = []
+    for c in tok.children:
+        if c.type in ("text", "code_inline", "math_inline"):
+            parts.append(c.content)
+        elif c.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return "".join(parts)
+
+
+def parse_structure(doc: "Document") -> Structure:
+    """Parse ``doc`` once into blocks and headings with exact offsets."""
+    text = doc.text
+    starts = line_starts_of(text)
+    n_lines = len(starts)
+    tlen = len(text)
+
+    def line_end(idx0: int) -> int:
+        """Offset just past the content of 0-based line ``idx0`` (before its line break)."""
+        if idx0 + 1 < n_lines:
+            e = starts[idx0 + 1]
+            if e >= 2 and text[e - 2 : e] == "\r\n":
+                return e - 2
+            return e - 1
+        return tlen
+
+    def span(l0: int, l1: int) -> tuple[int, int]:
+        l1 = max(l1, l0 + 1)
+        s = starts[l0] if l0 < n_lines else tlen
+        line_content_end = line_end(l0)
+        # Skip indentation so nested blocks start at their first character.
+        while s < line_content_end and text[s] in " \t":
+            s += 1
+        return s, line_end(min(l1, n_lines) - 1)
+
+    tokens = _parser().parse(text)
+    blocks: list[Block] = []
+    headings: list[Heading] = []
+    stack: list[Block] = []
+    slugger = Slugger()
+    # Reserve explicit ids first so generated slugs never collide with them (Docusaurus does the same).
+    pending_heading: Block | None = None
+    outline: list[tuple[int, str]] = []
+
+    for i, tok in enumerate(tokens):
+        t = tok.type
+        depth = len(stack)
+        if t == "heading_open" and tok.map:
+            s, e = span(*tok.map)
+            pending_heading = Block("heading", s, e, tok.map[0] + 1, tok.map[1], depth, level=int(tok.tag[1]))
+            continue
+        if t == "inline" and pending_heading is not None:
+            raw = _inline_plain(tok)
+            m = _CUSTOM_ID.search(raw)
+            explicit = None
+            if m:
+                explicit = m.group(1)
+                raw = raw[: m.start()]
+            title = raw.strip()
+            pending_heading.text = title
+            pending_heading.number = heading_number(title)
+            if explicit:
+                slugger.reserve(explicit)
+                pending_heading.anchor = explicit
+            else:
+                pending_heading.anchor = slugger.slug(title)
+            continue
+        if t == "heading_close" and pending_heading is not None:
+            h = pending_heading
+            pending_heading = None
+            blocks.append(h)
+            while outline and outline[-1][0] >= h.level:
+                outline.pop()
+            outline.append((h.level, h.text))
+            headings.append(
+                Heading(h.level, h.text, h.anchor, h.start, h.end, h.start_line, h.number,
+                        tuple(x[1] for x in outline), len(headings))
+            )
+            continue
+        kind = _KIND_OF_OPEN.get(t)
+        if kind and tok.map:
+            s, e = span(*tok.map)
+            b = Block(kind, s, e, tok.map[0] + 1, max(tok.map[1], tok.map[0] + 1), depth)
+            if kind == "admonition":
+                b.info = tok.info.strip()
+                # The container's map stops before its closing ":::" line; take that line in.
+                close_line = tok.map[1]
+                if close_line < n_lines and text[starts[close_line]:line_end(close_line)].strip().startswith(":::"):
+                    b.end = line_end(close_line)
+                    b.end_line = close_line + 1
+            elif kind == "paragraph":
+                body = text[b.start:b.end]
+                if _ESM_LINE.match(body) and all(
+                    _ESM_LINE.match(ln) or not ln.strip() or ln[:1] in " \t}" for ln in body.splitlines()
+                ):
+                    b.kind = "mdx_esm"
+            blocks.append(b)
+            stack.append(b)
+            continue
+        if t.endswith("_close") and t[:-6] + "_open" in _KIND_OF_OPEN:
+            if stack:
+                stack.pop()
+            continue
+        kind = _KIND_OF_LEAF.get(t)
+        if kind and tok.map:
+            s, e = span(*tok.map)
+            b = Block(kind, s, e, tok.map[0] + 1, max(tok.map[1], tok.map[0] + 1), depth)
+            if kind == "fence":
+                b.info = tok.info.strip()
+                b.language = b.info.split(None, 1)[0].split(",", 1)[0].strip("{}.") if b.info else ""
+            elif kind == "html" and _JSX_TAG.match(tok.content):
+                b.kind = "jsx"
+            blocks.append(b)
+
+    return Structure(line_starts=starts, blocks=blocks, headings=headings, text_length=tlen)
+
+
+# --- numbering and routes -------------------------------------------------------------------------------------
+
+_FILE_NUMBERS = re.compile(r"^(?:ch(?:apter)?|module|part|lesson|week|sec(?:tion)?)?[-_ ]?(\d+(?:[-_.]\d+)*)(?=$|[-_ .])", re.I)
+_MODULE_SEGMENT = re.compile(r"^module[-_ ]?(\d+)", re.I)
+_WEEK_SEGMENT = re.compile(r"^week[-_ ]?(\d+)", re.I)
+
+
+def _numbers_of(name: str) -> tuple[int, ...]:
+    m = _FILE_NUMBERS.match(name)
+    if not m:
+        return ()
+    return tuple(int(x) for x in re.split(r"[-_.]", m.group(1)) if x)
+
+
+@dataclass(frozen=True, slots=True)
+class Numbering:
+    """Where a document sits in the book, from its front matter, path and title."""
+
+    chapter: int | None
+    section: str | None
+    chapter_id: str
+    chapter_title: str
+    module: str | None
+    module_number: int | None
+    week: int | None
+
+
+def _as_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return None
+
+
+def doc_numbering(doc: "Document") -> Numbering:
+    """Chapter and section numbers, chapter id, module and week of a document.
+
+    Sources, first found wins: front matter (``chapter``, ``section``, ``week``/``week_number``, ``module``),
+    the file name (``ch03-02-data-types.md`` → chapter 3, section 3.2; ``02-forward.md`` → chapter 2), folder
+    names (``module-4/4.1-humanoid/…``), then the H1 title (``# Chapter 3: Kinematics``).
+    """
+    cached = doc.cache.get("numbering")
+    if cached is not None:
+        return cached
+    fm = doc.front_matter
+    parts = PurePosixPath(doc.path).parts
+    stem = PurePosixPath(doc.path).stem
+    if stem.lower() in ("index", "readme") and len(parts) > 1:
+        stem = parts[-2]
+    nums = _numbers_of(stem)
+    folder_nums: tuple[int, ...] = ()
+    module = None
+    module_number = None
+    week = _as_int(fm.get("week_number", fm.get("week")))
+    for seg in parts[:-1]:
+        mm = _MODULE_SEGMENT.match(seg)
+        if mm:
+            module, module_number = seg, int(mm.group(1))
+            continue
+        wm = _WEEK_SEGMENT.match(seg)
+        if wm and week is None:
+            week = int(wm.group(1))
+            continue
+        n = _numbers_of(seg)
+        if n:
+            folder_nums = n
+    if isinstance(fm.get("module"), (str, int)):
+        module = str(fm["module"])
+    h1 = next((h for h in doc.structure.headings if h.level == 1), None)
+    first = doc.structure.headings[0] if doc.structure.headings else None
+    title = str(fm.get("title") or (h1.text if h1 else "") or (first.text if first else "") or stem)
+    chapter = _as_int(fm.get("chapter"))
+    if chapter is None and nums:
+        chapter = nums[0]
+    if chapter is None and folder_nums:
+        chapter = folder_nums[0]
+    if chapter is None and h1 and h1.number:
+        chapter = int(h1.number.split(".")[0])
+    section = fm.get("section")
+    section = str(section) if section is not None else None
+    if section is None:
+        if len(nums) > 1:
+            section = ".".join(str(n) for n in nums)
+        elif len(folder_nums) > 1:
+            section = ".".join(str(n) for n in folder_nums)
+    chapter_id = f"ch{chapter:02d}" if chapter is not None else stem
+    result = Numbering(chapter, section, chapter_id, title, module, module_number, week)
+    doc.cache["numbering"] = result
+    return result
+
+
+def _strip_prefix(segment: str) -> str:
+    from .docs import number_prefix
+
+    return number_prefix(segment)[1]
+
+
+def doc_route(doc: "Document") -> str:
+    """The page's route as Docusaurus computes it (number prefixes stripped, index pages, ``slug``/``id``)."""
+    fm = doc.front_matter
+    path = PurePosixPath(doc.path)
+    folders = [_strip_prefix(p) for p in path.parts[:-1]]
+    stem = path.stem
+    slug = fm.get("slug")
+    if isinstance(slug, str) and slug.strip():
+        slug = slug.strip()
+        if slug.startswith("/"):
+            return slug if slug != "/" else "/"
+        return "/" + "/".join([*folders, slug])
+    doc_id = fm.get("id")
+    if isinstance(doc_id, str) and doc_id.strip():
+        last = doc_id.strip()
+    else:
+        last = _strip_prefix(stem)
+        if stem.lower() in ("index", "readme") or (folders and last == folders[-1]):
+            return "/" + "/".join(folders) if folders else "/"
+    return "/" + "/".join([*folders, last])
