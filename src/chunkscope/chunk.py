@@ -341,3 +341,34 @@ def get_strategy(name: str, **params: Any) -> Strategy:
 
 def list_strategies() -> list[type[Strategy]]:
     return [strategy_class(n) for n in _BUILTIN]
+
+
+# --- many documents -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChunkedDoc:
+    """The chunks of one document, or why there are none."""
+
+    doc: "Document"
+    chunks: list[Chunk]
+    error: str | None = None
+
+
+def chunk_documents(docs: Sequence["Document"], strategy: Strategy) -> list[ChunkedDoc]:
+    """Chunk many documents; one document's failure is recorded on it and never stops the rest.
+
+    Tokenizes every document on all cores first (tiktoken releases the GIL), then chunks in order.
+    """
+    from .tokens import TIKTOKEN_NAMES, prepare
+
+    if strategy.length_tokenizer in TIKTOKEN_NAMES:
+        prepare(docs, strategy.length_tokenizer)
+    out: list[ChunkedDoc] = []
+    for d in docs:
+        try:
+            out.append(ChunkedDoc(d, strategy.chunk(d)))
+        except (ParamError, ValueError, LookupError) as exc:
+            # Strategy-level problems specific to this text (a custom callable's output not found verbatim, …).
+            out.append(ChunkedDoc(d, [], f"{type(exc).__name__}: {exc}" if not isinstance(exc, ParamError) else str(exc)))
+    return out

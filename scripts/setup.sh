@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up chunkscope in ./.venv on a fresh machine: the CPU build of torch first (an unpinned torch pulls
+# gigabytes of CUDA packages), then the project. With --test, the test dependencies too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet torch==2.13.0
+if [ "${1:-}" = "--test" ]; then
+    .venv/bin/python -m pip install --quiet -e ".[test]"
+else
+    .venv/bin/python -m pip install --quiet -e .
+fi

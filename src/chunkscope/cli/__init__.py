@@ -1,0 +1,93 @@
+"""The ``chunkscope`` command line: ``chunkscope DOCS`` opens the app; subcommands serve authors and CI.
+
+Each command lives in its own module with ``register(subparsers)``; this module only dispatches and turns
+every expected failure into one line on stderr and exit code 2 (never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from .. import __version__
+
+#: Modules that define commands, in the order ``--help`` lists them.
+COMMAND_MODULES = ("cmd_core", "cmd_lint", "cmd_retrieval", "cmd_tuning", "cmd_tui")
+
+DESCRIPTION = """\
+See exactly how your documentation is cut into chunks for retrieval, and what those chunks do when a
+question is asked.
+
+  chunkscope DOCS                      open the explorer on a docs folder
+  chunkscope chunk DOCS -s recursive   print the chunks (table or --format jsonl)
+  chunkscope lint DOCS                 find sections that chunk badly (exit 1 on errors)
+  chunkscope query DOCS "question"     ask the local index, with scores and citations
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chunkscope", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"chunkscope {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # a command module not shipped in this build
+            raise
+        mod.register(sub)
+    return parser
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions whose message is meant for the user as is."""
+    from ..chunk import ParamError, UnknownStrategy
+    from ..config import ConfigError
+    from ..docs import DocsError
+    from ..tokens import TokenizerError
+
+    errors: list[type[BaseException]] = [ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError]
+    for mod, names in (("..embed", ("EmbedError",)), ("..store", ("StoreError",)), ("..evaluate", ("QueriesError",))):
+        try:
+            m = importlib.import_module(mod, __name__)
+        except ImportError:
+            continue
+        errors.extend(getattr(m, n) for n in names if hasattr(m, n))
+    return tuple(errors)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .common import EXIT_USAGE, error
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    commands = set(parser._subparsers._group_actions[0].choices) if parser._subparsers else set()  # noqa: SLF001
+    # "chunkscope DOCS" (or nothing) opens the app: anything that is not a command or an option is a path.
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["tui", *argv]
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        error("interrupted")
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and closed: not an error worth a message.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if os.environ.get("CHUNKSCOPE_DEBUG"):
+            raise
+        if isinstance(exc, _known_errors()):
+            error(str(exc))
+            return EXIT_USAGE
+        error(f"unexpected {type(exc).__name__}: {exc} (set CHUNKSCOPE_DEBUG=1 for a traceback)")
+        return 3

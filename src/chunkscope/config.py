@@ -1,0 +1,274 @@
+"""Configuration: ``chunkscope.toml`` or ``[tool.chunkscope]`` in pyproject.toml, strictly validated.
+
+Found nearest-first: ``--config FILE``, else the docs root, else the working directory. Unknown keys are errors
+that name the file and the key, so a typo never silently does nothing. Every field is documented in
+``FIELDS`` (the README's configuration section is generated from the same words).
+
+Example::
+
+    strategy = "mine"                 # default strategy or preset for every command
+    site_url = "https://book.example.com/docs"
+    ignore = ["drafts/**"]
+
+    [strategies.recursive]            # defaults for a strategy's parameters
+    chunk_size = 384
+
+    [presets.mine]                    # a named strategy + parameters
+    strategy = "section-sentence"
+    max_tokens = 384
+
+    [citations]                       # citation templates by strategy or preset
+    section = "Source: Chapter {chapter_number}, Section {section_number} - {section_title}"
+
+    [embedding]
+    model = "all-MiniLM-L6-v2"
+
+    [qdrant]
+    url = "http://localhost:6333"      # a server; the API key comes from QDRANT_API_KEY only
+
+    [query]
+    k = 5
+    threshold = 0.7
+
+    [lint]
+    select = ["oversize", "split-fence"]
+    ignore = []
+    severity = { undersize = "error" }
+    thresholds = { embed-truncation = 256 }
+    per_path_ignores = { "drafts/*.md" = ["oversize"] }
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .chunk import ParamError, Strategy, get_strategy, strategy_class, strategy_names, UnknownStrategy
+
+CONFIG_NAME = "chunkscope.toml"
+
+#: Top-level keys and what they mean.
+FIELDS: dict[str, str] = {
+    "strategy": "default strategy or preset name for every command (default: recursive)",
+    "site_url": "base URL of the published site; citations link to site_url + page route + #anchor",
+    "ignore": "glob patterns (relative to the docs root) of files and folders to skip",
+    "max_file_bytes": "files larger than this are reported and skipped (default 4 MiB)",
+    "strategies": "per-strategy parameter defaults: [strategies.NAME] key = value",
+    "presets": "named strategy + parameter sets: [presets.NAME] strategy = ..., key = value",
+    "citations": "citation templates by strategy or preset name, over the chunk's metadata",
+    "embedding": "model (name or local folder), device (cpu/cuda), batch_size",
+    "qdrant": "url of a Qdrant server (API key from QDRANT_API_KEY only) or path of the local store",
+    "query": "k and threshold defaults for query/eval",
+    "lint": "select, ignore, severity, thresholds, per_path_ignores",
+    "tui": "keymap: binding id -> keys",
+}
+_SECTION_KEYS = {
+    "embedding": {"model", "device", "batch_size"},
+    "qdrant": {"url", "path", "timeout"},
+    "query": {"k", "threshold"},
+    "lint": {"select", "ignore", "severity", "thresholds", "per_path_ignores"},
+    "tui": {"keymap"},
+}
+
+
+class ConfigError(Exception):
+    """Configuration cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class Config:
+    """Validated configuration with defaults filled in."""
+
+    source: Path | None = None
+    strategy: str = "recursive"
+    site_url: str = ""
+    ignore: list[str] = field(default_factory=list)
+    max_file_bytes: int = 4 * 1024 * 1024
+    strategies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    citations: dict[str, str] = field(default_factory=dict)
+    embedding: dict[str, Any] = field(default_factory=dict)
+    qdrant: dict[str, Any] = field(default_factory=dict)
+    query: dict[str, Any] = field(default_factory=dict)
+    lint: dict[str, Any] = field(default_factory=dict)
+    tui: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def embed_model(self) -> str:
+        return str(self.embedding.get("model") or "all-MiniLM-L6-v2")
+
+    @property
+    def k(self) -> int:
+        return int(self.query.get("k", 5))
+
+    @property
+    def threshold(self) -> float:
+        return float(self.query.get("threshold", 0.7))
+
+
+def find_config(docs: Path | None, explicit: str | Path | None = None) -> Path | None:
+    """The config file to use: explicit, else nearest-first in the docs root then the working directory."""
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise ConfigError(f"{explicit}: no such config file")
+        return p
+    places = []
+    if docs is not None:
+        root = docs if docs.is_dir() else docs.parent
+        places.append(root)
+    places.append(Path.cwd())
+    for folder in places:
+        cand = folder / CONFIG_NAME
+        if cand.is_file():
+            return cand
+        py = folder / "pyproject.toml"
+        if py.is_file():
+            try:
+                data = tomllib.loads(py.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "chunkscope" in data["tool"]:
+                return py
+    return None
+
+
+def load_config(docs: str | Path | None = None, explicit: str | Path | None = None) -> Config:
+    """Find, read and validate the configuration (defaults when there is none)."""
+    path = find_config(Path(docs) if docs is not None else None, explicit)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("chunkscope", {})
+    return parse_config(data, path)
+
+
+def _want(cond: bool, path: Path | None, msg: str) -> None:
+    if not cond:
+        raise ConfigError(f"{path or 'config'}: {msg}")
+
+
+def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
+    """Validate a config mapping: unknown keys, wrong types and bad strategy parameters are errors."""
+    cfg = Config(source=path)
+    for key, value in data.items():
+        _want(key in FIELDS, path, f"unknown key {key!r} (known: {', '.join(FIELDS)})")
+        if key in _SECTION_KEYS:
+            _want(isinstance(value, dict), path, f"[{key}] must be a table")
+            for sub in value:
+                _want(sub in _SECTION_KEYS[key], path, f"unknown key {key}.{sub} (known: {', '.join(sorted(_SECTION_KEYS[key]))})")
+            setattr(cfg, key, dict(value))
+        elif key in ("strategy", "site_url"):
+            _want(isinstance(value, str), path, f"{key} must be a string")
+            setattr(cfg, key, value)
+        elif key == "ignore":
+            _want(isinstance(value, list) and all(isinstance(x, str) for x in value), path, "ignore must be a list of glob strings")
+            cfg.ignore = list(value)
+        elif key == "max_file_bytes":
+            _want(isinstance(value, int) and value > 0, path, "max_file_bytes must be a positive integer")
+            cfg.max_file_bytes = value
+        elif key == "citations":
+            _want(isinstance(value, dict) and all(isinstance(v, str) for v in value.values()), path, "[citations] maps names to template strings")
+            cfg.citations = dict(value)
+        elif key == "strategies":
+            _want(isinstance(value, dict), path, "[strategies] must be a table of tables")
+            for name, params in value.items():
+                _want(name in strategy_names(), path, f"[strategies.{name}]: unknown strategy (choose one of {', '.join(strategy_names())})")
+                _want(isinstance(params, dict), path, f"[strategies.{name}] must be a table")
+                _check_params(name, params, path, f"[strategies.{name}]")
+                cfg.strategies[name] = dict(params)
+        elif key == "presets":
+            _want(isinstance(value, dict), path, "[presets] must be a table of tables")
+            for name, preset in value.items():
+                _want(isinstance(preset, dict), path, f"[presets.{name}] must be a table")
+                strat = preset.get("strategy")
+                _want(isinstance(strat, str) and strat in strategy_names(), path,
+                      f"[presets.{name}] needs strategy = one of {', '.join(strategy_names())}")
+                _want(name not in strategy_names(), path, f"[presets.{name}]: a preset cannot take a strategy's name")
+                params = {k: v for k, v in preset.items() if k != "strategy"}
+                _check_params(strat, params, path, f"[presets.{name}]")
+                cfg.presets[name] = dict(preset)
+    if cfg.strategy not in strategy_names() and cfg.strategy not in cfg.presets:
+        raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
+    q = cfg.query
+    if "k" in q:
+        _want(isinstance(q["k"], int) and q["k"] > 0, path, "query.k must be a positive integer")
+    if "threshold" in q:
+        _want(isinstance(q["threshold"], (int, float)) and -1 <= q["threshold"] <= 1, path, "query.threshold must be a number in -1..1")
+    return cfg
+
+
+def _check_params(strategy: str, params: dict[str, Any], path: Path | None, where: str) -> None:
+    if strategy == "custom" and not params.get("callable"):
+        return  # a custom strategy's callable is checked when it is used
+    try:
+        strategy_class(strategy)(**params)
+    except (ParamError, UnknownStrategy) as exc:
+        raise ConfigError(f"{path or 'config'}: {where}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ResolvedStrategy:
+    """A strategy ready to use, with the name people will see for it."""
+
+    label: str
+    strategy: Strategy
+    citation_template: str
+
+    @property
+    def name(self) -> str:
+        return self.strategy.name
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.strategy.params
+
+    def fingerprint(self) -> str:
+        """Stable id of the strategy and its parameters (collection names, caches)."""
+        blob = json.dumps({"strategy": self.strategy.name, "params": self.strategy.params}, sort_keys=True, default=str)
+        return hashlib.sha1(blob.encode()).hexdigest()[:10]
+
+
+def parse_param_args(items: list[str] | None) -> dict[str, str]:
+    """``["chunk_size=384", "encoding=o200k_base"]`` → dict; a malformed item is a ParamError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParamError(f"--param {item!r}: expected key=value")
+        k, v = item.split("=", 1)
+        k = k.strip().replace("-", "_")
+        if not k:
+            raise ParamError(f"--param {item!r}: empty key")
+        out[k] = v
+    return out
+
+
+def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any] | None = None) -> ResolvedStrategy:
+    """Strategy or preset by name (default from config), with config defaults and then ``params`` applied."""
+    name = name or cfg.strategy
+    params = dict(params or {})
+    if name in cfg.presets:
+        preset = dict(cfg.presets[name])
+        strat = preset.pop("strategy")
+        merged = {**cfg.strategies.get(strat, {}), **preset, **params}
+        label = name
+    else:
+        strat = name
+        strategy_class(strat)  # raises UnknownStrategy with the list of names
+        merged = {**cfg.strategies.get(strat, {}), **params}
+        label = strat
+    if params:
+        label += "(" + ",".join(f"{k}={v}" for k, v in params.items()) + ")"
+    strategy = get_strategy(strat, **merged)
+    template = cfg.citations.get(name) or cfg.citations.get(strat) or type(strategy).citation_template
+    return ResolvedStrategy(label, strategy, template)
