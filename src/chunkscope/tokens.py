@@ -21,7 +21,7 @@ import gzip
 import json
 import os
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -179,6 +179,58 @@ class SliceCounter:
                 hi = mid
         return lo
 
+    def start_within(self, end: int, budget: int, floor: int = 0) -> int:
+        """The smallest start (at least ``floor``) such that ``count(start, end) <= budget``, by bisection.
+
+        The mirror of `end_within`: where an overlap of ``budget`` tokens before ``end`` begins.
+        """
+        if budget <= 0:
+            return end
+        if self.count(floor, end) <= budget:
+            return floor
+        lo, hi = floor, end  # count(lo, end) > budget >= count(hi, end)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.count(mid, end) <= budget:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+class WordsSliceCounter(SliceCounter):
+    """Word counts of any slice from the document's word spans: two bisects, no re-splitting."""
+
+    def __init__(self, tokenizer: "Tokenizer", text: str) -> None:
+        super().__init__(tokenizer, text)
+        import re
+
+        # ``\S+`` runs are exactly what ``str.split()`` returns (both use Unicode whitespace).
+        spans = [m.span() for m in re.finditer(r"\S+", text)]
+        self.word_starts = [s for s, _ in spans]
+        self.word_ends = [e for _, e in spans]
+
+    def count(self, start: int, end: int) -> int:
+        if end <= start:
+            return 0
+        # Words meeting [start, end): those ending after start and starting before end (a cut word counts).
+        return max(0, bisect_left(self.word_starts, end) - bisect_right(self.word_ends, start))
+
+    def end_within(self, start: int, budget: int, limit: int | None = None) -> int:
+        limit = len(self.text) if limit is None else limit
+        first = bisect_right(self.word_ends, start)  # the first word the slice meets
+        k = first + max(budget, 0)  # the first word that would not fit
+        end = self.word_starts[k] if k < len(self.word_starts) else limit
+        return max(start, min(end, limit))
+
+    def start_within(self, end: int, budget: int, floor: int = 0) -> int:
+        if budget <= 0:
+            return end
+        last = bisect_left(self.word_starts, end)  # words starting before end
+        k = last - budget - 1  # the last word that would not fit
+        start = self.word_ends[k] if k >= 0 else floor
+        return min(max(start, floor), end)
+
 
 class TiktokenSliceCounter(SliceCounter):
     """Slice counts from one whole-document encoding plus two short edge encodes (see the module docstring)."""
@@ -266,6 +318,46 @@ class TiktokenSliceCounter(SliceCounter):
             hi = lo
         return _bisect_chars(self, start, start, hi, budget)
 
+    def start_within(self, end: int, budget: int, floor: int = 0) -> int:
+        return _tiktoken_start_within(self, end, budget, floor)
+
+
+def _tiktoken_start_within(counter: "TiktokenSliceCounter", end: int, budget: int, floor: int = 0) -> int:
+    """`SliceCounter.start_within` from whole-document token offsets: a guess ``budget`` tokens back, walked
+    token by token to bracket the answer, then bisected over the characters of one token."""
+    if budget <= 0:
+        return end
+    if counter.count(floor, end) <= budget:
+        return floor
+    starts = counter.starts
+    lo, hi = floor, end  # count(lo, end) > budget >= count(hi, end)
+    j = bisect_left(starts, end)
+    k = max(j - budget, 0)
+    if starts[k] > floor:
+        if counter.count(starts[k], end) <= budget:
+            hi = starts[k]
+            while k > 0 and starts[k - 1] > floor:
+                k -= 1
+                if counter.count(starts[k], end) > budget:
+                    lo = starts[k]
+                    break
+                hi = starts[k]
+        else:
+            lo = starts[k]
+            while k + 1 < j and starts[k + 1] < end:
+                k += 1
+                if counter.count(starts[k], end) <= budget:
+                    hi = starts[k]
+                    break
+                lo = starts[k]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if counter.count(mid, end) <= budget:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
 
 def _bisect_chars(counter: SliceCounter, start: int, lo: int, hi: int, budget: int) -> int:
     """Largest end in [lo, hi) with count <= budget, given count(start, lo) <= budget < count(start, hi)."""
@@ -349,7 +441,7 @@ class WordsTokenizer:
         key = ("counter", self.name)
         c = doc.cache.get(key)
         if c is None:
-            c = doc.cache[key] = SliceCounter(self, doc.text)
+            c = doc.cache[key] = WordsSliceCounter(self, doc.text)
         return c
 
 

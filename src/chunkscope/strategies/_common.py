@@ -54,6 +54,10 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+#: Code blocks: fenced and indented.
+FENCE_KINDS = frozenset({"fence", "code"})
+
+
 class Protected:
     """Fast lookup of the top-level blocks a boundary must not fall inside (fences, tables, math, …)."""
 
@@ -94,6 +98,22 @@ class Protected:
     def fence_at(self, pos: int) -> bool:
         c = self.containing(pos)
         return c is not None and c[2].kind in ("fence", "code")
+
+    def cuts(self, text: str, pos: int) -> bool:
+        """A boundary at ``pos`` leaves content of one protected block on both sides. Unlike `splits`, an
+        unclosed fence's trailing blank lines (which a trimmed chunk end falls into) do not count."""
+        c = self.containing(pos)
+        return c is not None and bool(text[c[0]:pos].strip()) and bool(text[pos:c[1]].strip())
+
+    def covered(self, start: int, end: int) -> int:
+        """How many characters of ``[start, end)`` lie inside protected blocks."""
+        total = 0
+        i = max(bisect_right(self._starts, start) - 1, 0)
+        for s, e, _ in self.spans[i:]:
+            if s >= end:
+                break
+            total += max(0, min(e, end) - max(s, start))
+        return total
 
 
 def pack(units: Sequence[tuple[int, int]], budget: int, counter: "SliceCounter") -> list[tuple[int, int, bool]]:
