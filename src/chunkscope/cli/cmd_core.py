@@ -89,13 +89,11 @@ def chunk_tree(tree: DocsTree, resolved: ResolvedStrategy, cfg=None, lint: bool 
         if r.error:
             print(visible(f"{r.doc.path}: chunk-error: {r.error}", oneline=True), file=sys.stderr)
     if lint:
-        try:
-            from ..lint import annotate_chunks
-        except ImportError:
-            annotate_chunks = None  # lint not available in this build
-        if annotate_chunks is not None:
-            for r in results:
-                annotate_chunks(r.doc, r.chunks, resolved.strategy, cfg)
+        from ..lint import lint_tree
+
+        # One pass over the tree: duplicates are found across files (as `chunkscope lint` finds them) and word
+        # pieces are counted in one batch; the findings land in each chunk's warnings.
+        lint_tree(tree, resolved, cfg, results=results)
     return results
 
 

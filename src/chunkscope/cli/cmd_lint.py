@@ -1,0 +1,133 @@
+"""``chunkscope lint DOCS``: the seeds' validation checklists as rules, for authors and CI.
+
+Exit codes: 0 when no finding is an error, 1 when at least one is, 2 when the docs, config or parameters cannot be
+used (the dispatcher turns those exceptions into one line and exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Callable
+
+from ..lint import ERROR, RULES, Finding, LintReport, lint_settings, lint_tree
+from .cmd_core import chunk_tree
+from .common import EXIT_FINDINGS, EXIT_OK, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
+
+FORMATS = ("text", "json", "github")
+
+
+def _rules_epilog() -> str:
+    width = max(len(r) for r in RULES)
+    lines = ["rules (id, default severity, what it finds):"]
+    for r in RULES.values():
+        lines.append(f"  {r.id:<{width}}  {r.severity:<7}  {r.summary}")
+    lines.append("")
+    lines.append("Silence a rule for the next block with <!-- chunkscope: ignore RULE[, RULE] --> (or 'all'),")
+    lines.append("for a whole file with <!-- chunkscope: ignore-file RULE -->, or per path in [lint] per_path_ignores.")
+    return "\n".join(lines)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lint", help="find sections that chunk badly (exit 1 on errors)",
+        description="Check every chunk against the strategy's limits and the document's structure.",
+        epilog=_rules_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_docs_arg(p)
+    add_strategy_args(p)
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (path:line:col: severity rule message), json, or github (workflow annotations)")
+    p.add_argument("--select", action="append", metavar="RULE,...", help="only these rules (repeatable)")
+    p.add_argument("--ignore", action="append", metavar="RULE,...", help="skip these rules (repeatable)")
+    p.set_defaults(func=cmd_lint)
+
+
+def display_paths(args: argparse.Namespace, tree) -> Callable[[str], str]:
+    """Paths as the user gave them: the docs argument joined with the document's path, so editors and GitHub
+    annotations find the file from the working directory."""
+    if tree.single_file:
+        given = args.docs
+        return lambda _p: given
+    root = args.docs
+    return lambda p: os.path.join(root, p) if root not in ("", ".") else p
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    ctx = load_context(args)
+    resolved = strategies_from_args(args, ctx.config)[0]
+    lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the (longer) chunking
+    results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
+    report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results,
+                       display=display_paths(args, ctx.tree))
+    for note in report.notes:
+        print(visible(note, oneline=True), file=sys.stderr)
+    if args.format == "json":
+        write_json(report)
+    elif args.format == "github":
+        write_github(report)
+    else:
+        write_text(report, resolved.label)
+    return EXIT_FINDINGS if report.errors else EXIT_OK
+
+
+# --- output ---------------------------------------------------------------------------------------------------
+
+
+def write_text(report: LintReport, label: str) -> None:
+    from rich.text import Text
+
+    con = console()
+    for f in report.findings:
+        line = Text(visible(f"{f.path}:{f.line}:{f.column}: ", oneline=True))
+        line.append(f.severity, style="bold red" if f.severity == ERROR else "yellow")
+        line.append(f" {f.rule} ", style="cyan")
+        line.append(visible(f.message, oneline=True))
+        con.print(line, soft_wrap=True)
+    files = len(report.chunks_by_path)
+    chunks = sum(len(c) for c in report.chunks_by_path.values())
+    if report.findings:
+        con.print()
+        width = max(len(r) for r in report.by_rule)
+        for rid, n in report.by_rule.items():
+            sev = {f.severity for f in report.findings if f.rule == rid}
+            con.print(Text(f"  {n:>5}  {rid:<{width}}  {'/'.join(sorted(sev))}"), soft_wrap=True)
+    summary = (f"{visible(label, oneline=True)}: {files} files, {chunks} chunks: "
+               f"{report.errors} error{'s' if report.errors != 1 else ''}, "
+               f"{report.warnings} warning{'s' if report.warnings != 1 else ''}")
+    if report.failed:
+        summary += f", {len(report.failed)} not chunked"
+    con.print(Text(summary, style="bold red" if report.errors else "bold"), soft_wrap=True)
+
+
+def write_json(report: LintReport) -> None:
+    # ensure_ascii: every non-ASCII character is escaped, so no control or bidi character reaches a terminal.
+    out = [f.to_dict() for f in report.findings]
+    sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=True) + "\n")
+
+
+def _gh_data(s: str) -> str:
+    """Escape a workflow command's message (GitHub's rules: %, CR, LF)."""
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(s: str) -> str:
+    """Escape a workflow command's property value (also ':' and ',')."""
+    return _gh_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_line(f: Finding) -> str:
+    kind = "error" if f.severity == ERROR else "warning"
+    msg = visible(f.message, oneline=True)
+    if f.hint:
+        msg += f" (fix: {f.hint})"
+    props = f"file={_gh_prop(visible(f.path, oneline=True))},line={f.line},col={f.column},title={_gh_prop(f.rule)}"
+    return f"::{kind} {props}::{_gh_data(msg)}"
+
+
+def write_github(report: LintReport) -> None:
+    for f in report.findings:
+        sys.stdout.write(github_line(f) + "\n")
+    sys.stdout.write(f"chunkscope lint: {report.errors} errors, {report.warnings} warnings\n")
