@@ -1,0 +1,275 @@
+"""Retrieval: chunk a docs tree with a strategy, keep its collection in step, ask questions, cite the answers.
+
+`render_citation` fills a strategy's citation template (``str.format`` syntax) from a chunk's metadata and
+position; a field with no value is dropped together with the words and separator that belong to it, so a
+missing section number gives "Chapter 3: Forward Kinematics", never "Chapter 3, Section None: …".
+`chunk_url` links a chunk to the published page and the heading it starts under.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import time
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from .store import Hit, IndexReport, Store, StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .chunk import Chunk, Strategy
+    from .docs import Document, DocsTree
+    from .embed import Embedder
+
+__all__ = ["Hit", "IndexReport", "Retriever", "chunk_url", "citation_fields", "render_citation", "StoreError"]
+
+ProgressFn = Callable[[int, int, dict[str, Any]], None]
+
+#: Separators between the parts of a citation; a part whose fields are all empty goes with one of its separators.
+_SEPARATOR = re.compile(r"\s*(?:›|»|\||·|—|–|,|;|:|\s-\s)\s*")
+_DEFAULT_TEMPLATE = "{title} › {heading}"
+
+
+def _first_content(text: str, start: int, end: int) -> int:
+    i = start
+    while i < end and text[i].isspace():
+        i += 1
+    return i if i < end else start
+
+
+def citation_fields(chunk: "Chunk | None", doc: "Document | None" = None) -> dict[str, Any]:
+    """Values every template may use, besides the strategy's metadata (which wins on a clash).
+
+    ``title`` (front matter title, else the H1), ``heading`` (the innermost heading), ``heading_path`` (joined
+    with " › "), ``path``, ``start_line``/``end_line``/``lines``, ``chunk_index``, ``chapter``, ``section``,
+    ``chapter_id``, ``chapter_title``, ``module``, ``week``.
+    """
+    fields: dict[str, Any] = {}
+    if doc is not None:
+        from .structure import doc_numbering
+
+        n = doc_numbering(doc)
+        fields.update(title=n.chapter_title, chapter=n.chapter, section=n.section, chapter_id=n.chapter_id,
+                      chapter_title=n.chapter_title, module=n.module, week=n.week)
+    if chunk is not None:
+        fields.update(
+            path=chunk.path,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            lines=f"{chunk.start_line}-{chunk.end_line}" if chunk.end_line != chunk.start_line else str(chunk.start_line),
+            chunk_index=chunk.index,
+            heading=chunk.heading_path[-1] if chunk.heading_path else "",
+            heading_path=list(chunk.heading_path),
+        )
+    return fields
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == ()
+
+
+class _Formatter(string.Formatter):
+    """str.format_map with missing or None fields rendered as empty text, lists joined as breadcrumbs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.empty_fields = 0
+
+    def get_value(self, key, args, kwargs):  # noqa: ANN001 - string.Formatter's signature
+        return kwargs.get(key) if isinstance(key, str) else None
+
+    def get_field(self, field_name, args, kwargs):  # noqa: ANN001
+        try:
+            return super().get_field(field_name, args, kwargs)
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return None, field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if _is_empty(value):
+            self.empty_fields += 1
+            return ""
+        if isinstance(value, (list, tuple)):
+            value = " › ".join(str(v) for v in value if not _is_empty(v))
+        try:
+            return format(value, format_spec)
+        except (TypeError, ValueError):
+            return format(str(value), "") if not format_spec else str(value)
+
+
+def render_citation(template: str | None, metadata: Mapping[str, Any] | None, chunk: "Chunk | None" = None,
+                    doc: "Document | None" = None) -> str:
+    """Fill ``template`` from the chunk's metadata (and position); empty parts vanish with their separator."""
+    template = template or _DEFAULT_TEMPLATE
+    values = citation_fields(chunk, doc)
+    values.update({k: v for k, v in (metadata or {}).items()})
+    # Split the template into parts at literal separators: "Chapter {chapter}, Section {section_number}: {t}" →
+    # ["Chapter {chapter}", ", ", "Section {section_number}", ": ", "{t}"].
+    parts: list[tuple[str, bool]] = []  # (text, is_separator)
+    buf = ""
+    for literal, fname, spec, conv in string.Formatter().parse(template):
+        pos = 0
+        for m in _SEPARATOR.finditer(literal):
+            if m.start() == m.end():
+                continue
+            buf += _escape(literal[pos:m.start()])
+            parts.append((buf, False))
+            parts.append((m.group(0), True))
+            buf = ""
+            pos = m.end()
+        buf += _escape(literal[pos:])
+        if fname is not None:
+            buf += "{" + fname + ("!" + conv if conv else "") + (":" + spec if spec else "") + "}"
+    parts.append((buf, False))
+    rendered: list[tuple[str, bool]] = []
+    any_field_value = False
+    for text, is_sep in parts:
+        if is_sep:
+            rendered.append((text, True))
+            continue
+        fmt = _Formatter()
+        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+        try:
+            out = fmt.vformat(text, (), values)
+        except (ValueError, IndexError):  # a malformed template part is shown literally
+            out = text
+        if fields and fmt.empty_fields == len(fields):
+            rendered.append(("", False))  # every field of this part is empty: drop the part's words too
+            continue
+        if fields:
+            any_field_value = True
+        rendered.append((out.strip(), False))
+    if not any_field_value:
+        return ""
+    # Join the surviving parts: a separator stays only between two non-empty parts, and when a part between two
+    # separators vanished the stronger separator stays: "Chapter 3, Section {empty}: Title" → "Chapter 3: Title",
+    # "Source: Chapter {empty}, Section 2" → "Source: Section 2".
+    out = ""
+    pending_sep = ""
+    for text, is_sep in rendered:
+        if is_sep:
+            if out and (not pending_sep or _strength(text) > _strength(pending_sep)):
+                pending_sep = text
+            continue
+        if not text:
+            continue
+        out += (pending_sep if out else "") + text
+        pending_sep = ""
+    out = re.sub(r"\(\s*\)|\[\s*\]", "", out)
+    return re.sub(r"\s{2,}", " ", out).strip()
+
+
+def _strength(sep: str) -> int:
+    """How strongly a separator divides a citation: a colon more than a breadcrumb arrow or dash, a comma least."""
+    t = sep.strip()
+    if t == ":":
+        return 4
+    if t in ("›", "»", "|", "·", "—", "–", "-"):
+        return 3
+    return 2 if t == ";" else 1
+
+
+def _escape(literal: str) -> str:
+    """Literal template text back into format syntax (parse() unescaped its doubled braces)."""
+    return literal.replace("{", "{{").replace("}", "}}")
+
+
+def chunk_url(site_url: str | None, doc: "Document", chunk: "Chunk") -> str:
+    """The published page of ``doc`` + ``#anchor`` of the heading the chunk's content starts under."""
+    from .structure import doc_route
+
+    route = doc_route(doc)
+    base = (site_url or "").rstrip("/")
+    h = doc.structure.heading_before(_first_content(doc.text, chunk.start, chunk.end))
+    anchor = f"#{h.anchor}" if h is not None and h.anchor else ""
+    return f"{base}{route}{anchor}"
+
+
+class Retriever:
+    """A docs tree + a strategy + an embedder + a store: index once, then ask.
+
+    Args:
+        tree: the loaded docs tree.
+        strategy: a configured strategy; its ``citation_template`` is the default citation format.
+        embedder: the embedding model (loaded on first use).
+        store: the vector store; the strategy's collection is selected on it.
+        site_url: the published site (``https://example.org/docs``) for hit URLs; None gives routes only.
+        citation_template: overrides the strategy's.
+    """
+
+    def __init__(self, tree: "DocsTree", strategy: "Strategy", embedder: "Embedder", store: Store,
+                 site_url: str | None = None, *, citation_template: str | None = None) -> None:
+        self.tree = tree
+        self.strategy = strategy
+        self.embedder = embedder
+        self.store = store
+        self.site_url = site_url
+        self.citation_template = citation_template or getattr(strategy, "citation_template", None) or _DEFAULT_TEMPLATE
+        self.collection = store.use(strategy, embedder)
+        self._chunks: list["Chunk"] | None = None
+        self._docs: dict[str, "Document"] = {d.path: d for d in tree.documents}
+        self.last_report: IndexReport | None = None
+
+    @property
+    def chunks(self) -> list["Chunk"]:
+        """Every chunk of the tree, documents in reading order (computed once)."""
+        if self._chunks is None:
+            out: list["Chunk"] = []
+            for d in self.tree.documents:
+                out.extend(self.strategy.chunk(d))
+            self._chunks = out
+        return self._chunks
+
+    def invalidate(self) -> None:
+        """Documents changed (reloaded in the tree): chunk again on next use."""
+        self._chunks = None
+        self._docs = {d.path: d for d in self.tree.documents}
+
+    def citation(self, chunk: "Chunk") -> str:
+        """The chunk's citation; when the template's fields are all missing, title › heading, else path:lines."""
+        doc = self._docs.get(chunk.path)
+        text = render_citation(self.citation_template, chunk.metadata, chunk, doc)
+        if not text and self.citation_template != _DEFAULT_TEMPLATE:
+            text = render_citation(_DEFAULT_TEMPLATE, chunk.metadata, chunk, doc)
+        return text or render_citation("{path}:{lines}", {}, chunk, doc)
+
+    def url(self, chunk: "Chunk") -> str:
+        doc = self._docs.get(chunk.path)
+        return chunk_url(self.site_url, doc, chunk) if doc is not None else ""
+
+    def _extra(self, chunk: "Chunk") -> dict[str, Any]:
+        return {"citation": self.citation(chunk), "url": self.url(chunk)}
+
+    def ensure_indexed(self, on_progress: ProgressFn | None = None, should_stop: Any = None) -> IndexReport:
+        """Chunk every document and bring the collection in step (cheap when nothing changed).
+
+        ``should_stop`` is a callable or a ``threading.Event``, checked between batches of 64 points.
+        """
+        t0 = time.perf_counter()
+        chunks = self.chunks
+        todo = [c for c in chunks if c.embed_tokens is None]
+        if todo:
+            # Word-piece counts go into the payload (a UI shows which chunks the model reads only partly).
+            for c, n in zip(todo, self.embedder.count_tokens([c.embed_text for c in todo])):
+                c.embed_tokens = n
+        report = self.store.sync(chunks, self.embedder, on_progress, should_stop, extra=self._extra,
+                                 collection=self.collection)
+        report.seconds = time.perf_counter() - t0
+        self.last_report = report
+        return report
+
+    def search(self, vector: "np.ndarray", k: int = 5, threshold: float | None = 0.7,
+               filters: Mapping[str, Any] | None = None) -> list[Hit]:
+        return self.store.search(vector, k, threshold, filters, collection=self.collection)
+
+    def query(self, question: str, k: int = 5, threshold: float | None = 0.7,
+              filters: Mapping[str, Any] | None = None) -> list[Hit]:
+        """The ``k`` best chunks for ``question``; those under ``threshold`` come back with ``kept=False``."""
+        vec = self.embedder.embed_query(question)
+        return self.search(vec, k, threshold, filters)
+
+    def query_many(self, questions: Sequence[str], k: int = 5, threshold: float | None = 0.7,
+                   filters: Mapping[str, Any] | None = None) -> list[list[Hit]]:
+        """Several questions, embedded in one batch (cached: eval runs repeat the same questions)."""
+        vecs = self.embedder.embed(list(questions))
+        return [self.search(v, k, threshold, filters) for v in vecs]

@@ -1,0 +1,225 @@
+"""Embedder and embedding cache: lazy imports, cache hits and misses, truncation counts, corruption, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sqlite3
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chunkscope.embed import CACHE_FILE, EmbedError, Embedder, EmbeddingCache, model_dimension, model_identity, text_sha
+from chunkscope.tokens import default_model_dir
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory):
+    """One loaded model for the module; its cache lives in a temporary folder."""
+    e = Embedder(cache_dir=tmp_path_factory.mktemp("embcache"))
+    yield e
+    e.close()
+
+
+def _vec(seed: int, dim: int = 8) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+# --- no heavy imports -----------------------------------------------------------------------------------------
+
+
+def test_core_modules_import_neither_torch_nor_ui(tmp_path):
+    code = (
+        "import sys\n"
+        "import chunkscope.embed, chunkscope.store, chunkscope.retrieval, chunkscope.evaluate\n"
+        "from chunkscope.embed import Embedder\n"
+        "e = Embedder()\n"
+        "print(e.dim, e.max_seq_length, e.model_id)\n"
+        "bad = [m for m in ('torch', 'sentence_transformers', 'transformers', 'rich', 'textual') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["384", "256", "all-MiniLM-L6-v2"]
+
+
+def test_dimension_and_identity_without_torch(tmp_path):
+    d = default_model_dir()
+    assert model_dimension(d) == 384
+    assert model_identity("all-MiniLM-L6-v2", d) == "all-MiniLM-L6-v2"
+    # A model given by path is named after its folder plus a content hash: stable, and distinct per model.
+    other = tmp_path / "mymodel"
+    other.mkdir()
+    (other / "config.json").write_text('{"hidden_size": 16}')
+    a = model_identity(str(other), other)
+    assert a.startswith("mymodel-") and a == model_identity(str(other), other)
+    (other / "config.json").write_text('{"hidden_size": 32}')
+    assert model_identity(str(other), other) != a
+
+
+# --- load errors ----------------------------------------------------------------------------------------------
+
+
+def test_missing_model_folder_is_one_line_embed_error(tmp_path):
+    with pytest.raises(EmbedError) as err:
+        Embedder(str(tmp_path / "no-such-model"), cache_dir=tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg and "no-such-model" in msg
+
+
+def test_folder_without_model_files_is_embed_error(tmp_path):
+    empty = tmp_path / "empty-model"
+    empty.mkdir()
+    with pytest.raises(EmbedError, match="no sentence-transformers model"):
+        Embedder(str(empty), cache_dir=tmp_path)
+
+
+@pytest.mark.model
+def test_broken_model_files_fail_on_load_with_embed_error(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ this is not json")
+    (broken / "modules.json").write_text("[]")
+    e = Embedder(str(broken), cache_dir=tmp_path)  # cheap: nothing loaded yet
+    with pytest.raises(EmbedError) as err:
+        e.embed(["hello"])
+    assert "\n" not in str(err.value) and "broken" in str(err.value)
+
+
+# --- the real model -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_embed_normalized_and_cached(embedder):
+    texts = ["Lidar measures distance with laser pulses.", "Motors move the joints.", "Lidar measures distance with laser pulses."]
+    v1 = embedder.embed(texts)
+    assert v1.shape == (3, 384) and v1.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v1, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(v1[0], v1[2])
+    s1 = embedder.last_stats
+    assert (s1.texts, s1.hits, s1.misses) == (3, 0, 2)  # the duplicate is embedded once
+    v2 = embedder.embed(texts[:2] + ["A new sentence about grippers."])
+    s2 = embedder.last_stats
+    assert (s2.hits, s2.misses) == (2, 1)
+    assert np.allclose(v2[:2], v1[:2], atol=1e-6)
+    # The cached vector equals a fresh encode of the same text.
+    assert np.allclose(embedder.encode([texts[1]])[0], v1[1], atol=1e-5)
+
+
+@pytest.mark.model
+def test_cache_survives_a_new_embedder(embedder):
+    embedder.embed(["persisted sentence one"])
+    fresh = Embedder(cache_dir=embedder.cache_dir)
+    fresh.embed(["persisted sentence one"])
+    assert (fresh.last_stats.hits, fresh.last_stats.misses) == (1, 0)
+    assert not fresh.loaded  # a cache hit never loads the model
+    fresh.close()
+
+
+@pytest.mark.model
+def test_truncated_texts_are_counted(embedder):
+    long = " ".join(f"word{i}" for i in range(400))  # far more than 256 word pieces
+    embedder.embed([long, "short text"])
+    assert embedder.last_stats.truncated == 1
+    embedder.embed([long])  # a cache hit still knows its length
+    assert embedder.last_stats.hits == 1 and embedder.last_stats.truncated == 1
+
+
+# --- the cache file -------------------------------------------------------------------------------------------
+
+
+def test_cache_roundtrip_and_dim_check(tmp_path):
+    with EmbeddingCache(tmp_path / CACHE_FILE) as c:
+        c.put_many("m", [("a", _vec(1), 5), ("b", _vec(2), 7)])
+        got = c.get_many("m", ["a", "b", "zzz"], dim=8)
+        assert set(got) == {"a", "b"}
+        assert np.array_equal(got["a"][0], _vec(1)) and got["b"][1] == 7
+        assert c.get_many("other-model", ["a"]) == {}
+        assert c.get_many("m", ["a"], dim=16) == {}  # a vector of the wrong size is a miss, not garbage
+        assert c.count("m") == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign"])
+def test_corrupt_cache_is_moved_aside_and_rebuilt(tmp_path, damage):
+    path = tmp_path / CACHE_FILE
+    with EmbeddingCache(path) as c:
+        c.put_many("m", [(text_sha(f"t{i}"), _vec(i), 3) for i in range(200)])
+    if damage == "garbage":
+        path.write_bytes(b"\x00garbage bytes, not a database" * 100)
+    elif damage == "truncated":
+        raw = path.read_bytes() if path.stat().st_size else b""
+        # Keep the header, scribble over the pages: SQLite's own checks must notice.
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        raw = path.read_bytes()
+        path.write_bytes(raw[:100] + b"\xff" * (len(raw) - 100))
+    else:
+        path.unlink()
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE something_else (x)")
+    with pytest.warns(RuntimeWarning, match="moved it to"):
+        c = EmbeddingCache(path)
+    try:
+        assert c.warnings and "corrupt" in c.warnings[0]
+        aside = list(tmp_path.glob(f"{CACHE_FILE}.corrupt-*"))
+        assert len([p for p in aside if not p.name.endswith(("-wal", "-shm"))]) == 1
+        assert c.count() == 0
+        c.put_many("m", [("x", _vec(9), 1)])
+        assert set(c.get_many("m", ["x"])) == {"x"}
+    finally:
+        c.close()
+    # The rebuilt file opens cleanly.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        EmbeddingCache(path).close()
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    c = EmbeddingCache(path)
+    for i in range(n):
+        # Overlapping keys (every worker writes "shared-i") and private ones, in many small transactions.
+        c.put_many("m", [(f"shared-{i}", _vec(i), 1), (f"w{worker}-{i}", _vec(1000 * worker + i), 2)])
+        c.get_many("m", [f"shared-{i}", f"w{worker}-{i}"])
+    c.close()
+
+
+def test_two_processes_share_the_cache_safely(tmp_path):
+    path = str(tmp_path / CACHE_FILE)
+    EmbeddingCache(path).close()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, w, 150)) for w in (1, 2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with EmbeddingCache(path) as c:
+        assert c.warnings == []
+        assert c.count("m") == 150 + 2 * 150
+        got = c.get_many("m", [f"shared-{i}" for i in range(150)] + [f"w2-{i}" for i in range(150)])
+        assert len(got) == 300
+        assert np.array_equal(got["shared-7"][0], _vec(7)) and np.array_equal(got["w2-3"][0], _vec(2003))
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_stop_before_any_batch_raises_cancelled_without_loading(tmp_path):
+    import threading
+
+    from chunkscope.embed import Cancelled, stop_requested
+
+    stop = threading.Event()
+    assert stop_requested(None) is False and stop_requested(stop) is False and stop_requested(lambda: True) is True
+    stop.set()
+    e = Embedder(cache_dir=tmp_path)
+    with pytest.raises(Cancelled, match="0 of 2"):
+        e.embed(["one text", "another text"], should_stop=stop)
+    assert not e.loaded and e.last_stats.misses == 2
+    e.close()

@@ -1,0 +1,335 @@
+"""Evaluation: queries files, expected regions, exact metrics, miss reasons, and a small end-to-end run."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from chunkscope.chunk import Param, Span, Strategy
+from chunkscope.docs import load_docs
+from chunkscope.embed import Embedder
+from chunkscope.evaluate import (
+    Expect,
+    QueriesError,
+    QueryCase,
+    evaluate,
+    judge,
+    load_queries,
+    mean_metrics,
+    query_metrics,
+    resolve_region,
+)
+from chunkscope.store import Hit, Store
+from chunkscope.strategies._common import sections, trim
+from chunkscope.tokens import embed_tokenizer
+
+LONG_TAIL = " ".join(f"filler{i} words" for i in range(300))  # well past 256 word pieces
+
+DOCS = {
+    "sensors.md": """# Sensors
+
+## Lidar
+
+A lidar measures distance by timing laser pulses reflected from surfaces.
+
+## Cameras
+
+Cameras capture images; stereo pairs recover depth by triangulation.
+
+### Calibration
+
+Intrinsic calibration estimates the focal length and the lens distortion.
+""",
+    "control.md": f"""# Control
+
+## PID
+
+A PID controller adds proportional, integral and derivative terms of the error.
+
+## Long section
+
+{LONG_TAIL}
+
+The secret ingredient of model predictive control is a receding horizon optimisation.
+""",
+    "empty.md": "",
+}
+
+
+class SectionsForTest(Strategy):
+    """One chunk per section down to ``level`` (a stand-in for the real strategies)."""
+
+    name = "test-sections"
+    parameters = (Param("level", int, 2, "deepest heading level that starts a chunk", 1, 6),)
+
+    def spans(self, doc):
+        out = []
+        for s in sections(doc, self.params["level"]):
+            a, b = trim(doc.text, s.start, s.end)
+            if b > a:
+                out.append(Span(a, b, {"section": s.heading.text if s.heading else ""}))
+        return out
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name, text in DOCS.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return load_docs(root)
+
+
+def case(path: str, **kw) -> QueryCase:
+    return QueryCase("q", Expect(path, **kw), "queries.jsonl", 1)
+
+
+# --- queries files --------------------------------------------------------------------------------------------
+
+
+def test_load_jsonl(tmp_path):
+    f = tmp_path / "q.jsonl"
+    f.write_text(
+        '{"query": "how does lidar work", "expect": {"path": "sensors.md", "heading": "Lidar"}}\n'
+        "\n# a comment\n"
+        '{"query": "pid", "expect": {"path": "control.md", "anchor": "#pid"}, "id": "q2"}\n'
+        '{"query": "whole file", "expect": "sensors.md"}\n'
+    )
+    qs = load_queries(f)
+    assert [q.line for q in qs] == [1, 4, 5]
+    assert qs[0].expect == Expect("sensors.md", heading="Lidar")
+    assert qs[1].expect.anchor == "pid" and qs[1].id == "q2"
+    assert qs[2].expect == Expect("sensors.md")
+
+
+@pytest.mark.parametrize("line, problem", [
+    ('{"query": "x", "expect": {"path": "a.md"', "not valid JSON"),
+    ('{"expect": {"path": "a.md"}}', '"query" is missing'),
+    ('{"query": "x"}', '"expect" is missing'),
+    ('{"query": "x", "expect": {"heading": "H"}}', '"expect.path" is missing'),
+    ('{"query": "x", "expect": {"path": "a.md", "anchr": "h"}}', "unknown key 'anchr'"),
+    ('["query", "x"]', "expected an object"),
+    ('{"query": "x", "expect": {"path": "a.md", "heading": 3}}', '"expect.heading" must be'),
+])
+def test_malformed_jsonl_names_file_and_line(tmp_path, line, problem):
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"query": "fine", "expect": {"path": "a.md"}}\n\n' + line + "\n")
+    with pytest.raises(QueriesError) as err:
+        load_queries(f)
+    assert str(err.value).startswith(f"{f}:3: ") and problem in str(err.value)
+
+
+def test_load_yaml_list_with_lines(tmp_path):
+    f = tmp_path / "q.yaml"
+    f.write_text("# queries\n- query: lidar\n  expect: {path: sensors.md, heading: Lidar}\n\n- query: pid\n  expect:\n    path: control.md\n")
+    qs = load_queries(f)
+    assert [(q.query, q.line) for q in qs] == [("lidar", 2), ("pid", 5)]
+    f.write_text("- query: lidar\n  expect: {path: sensors.md}\n- query: 12\n  expect: {path: x.md}\n")
+    with pytest.raises(QueriesError, match=r"q\.yaml:3: .*query"):
+        load_queries(f)
+    f.write_text("- query: [unclosed\n")
+    with pytest.raises(QueriesError, match=r"q\.yaml:\d+: not valid YAML"):
+        load_queries(f)
+
+
+def test_missing_or_empty_queries_file(tmp_path):
+    with pytest.raises(QueriesError, match="no such file"):
+        load_queries(tmp_path / "nope.jsonl")
+    (tmp_path / "e.jsonl").write_text("\n# nothing\n")
+    with pytest.raises(QueriesError, match="no queries"):
+        load_queries(tmp_path / "e.jsonl")
+
+
+# --- regions --------------------------------------------------------------------------------------------------
+
+
+def test_regions(tree):
+    doc = tree.get("sensors.md")
+    text = doc.text
+    r = resolve_region(tree, case("sensors.md", heading="Cameras"))
+    # The Cameras section runs to the end: its ### child is inside, no later ## heading.
+    assert text[r.start:].startswith("## Cameras") and r.end == len(text)
+    r = resolve_region(tree, case("sensors.md", heading="lidar"))  # case-insensitive
+    assert text[r.start:r.end].startswith("## Lidar") and text[r.end:].startswith("## Cameras")
+    r = resolve_region(tree, case("sensors.md", anchor="calibration"))
+    assert text[r.start:].startswith("### Calibration")
+    r = resolve_region(tree, case("sensors.md", text="timing laser pulses"))
+    assert text[r.start:r.end] == "timing laser pulses"
+    r = resolve_region(tree, case("sensors.md", text="recover   depth\nby"))  # whitespace-flexible fallback
+    assert text[r.start:r.end] == "recover depth by"
+    r = resolve_region(tree, case("sensors.md"))
+    assert (r.start, r.end) == (0, len(text))
+
+
+def test_heading_without_its_number(tmp_path):
+    root = tmp_path / "numbered"
+    root.mkdir()
+    (root / "ch03.md").write_text("# Chapter 3: Motion\n\nIntro.\n\n## 3.2 Forward Kinematics\n\nFK text.\n")
+    t = load_docs(root)
+    text = t.get("ch03.md").text
+    for name in ("Forward Kinematics", "forward kinematics", "3.2 Forward Kinematics", "32-forward-kinematics"):
+        r = resolve_region(t, case("ch03.md", heading=name))
+        assert text[r.start:r.end].startswith("## 3.2 Forward Kinematics"), name
+    assert text[resolve_region(t, case("ch03.md", heading="Motion")).start:].startswith("# Chapter 3")
+
+
+@pytest.mark.parametrize("kw, problem", [
+    ({"text": "not in the file"}, "expected text 'not in the file' not found"),
+    ({"heading": "Radar"}, "no heading 'Radar'"),
+    ({"anchor": "radar"}, "no heading with anchor #radar"),
+    ({"heading": "Lidar", "text": "stereo pairs"}, "not found in sensors.md › Lidar"),  # text outside the section
+])
+def test_unresolvable_expectation_names_the_line(tree, kw, problem):
+    with pytest.raises(QueriesError) as err:
+        resolve_region(tree, case("sensors.md", **kw))
+    assert str(err.value).startswith("queries.jsonl:1: ") and problem in str(err.value)
+
+
+def test_unknown_file_names_the_line(tree):
+    with pytest.raises(QueriesError, match=r"queries.jsonl:1: expected file 'nope.md' is not in the docs tree"):
+        resolve_region(tree, case("nope.md"))
+
+
+# --- metrics --------------------------------------------------------------------------------------------------
+
+
+def test_metrics_hand_computed():
+    # Ranks 2 and 4 relevant, 3 relevant chunks exist.
+    m = query_metrics([False, True, False, True, False], 3, ks=(1, 3, 5))
+    assert m["hit@1"] == 0 and m["hit@3"] == 1 and m["hit@5"] == 1
+    assert m["mrr"] == pytest.approx(0.5)
+    assert m["recall@1"] == 0 and m["recall@3"] == pytest.approx(1 / 3) and m["recall@5"] == pytest.approx(2 / 3)
+    dcg5 = 1 / math.log2(3) + 1 / math.log2(5)
+    idcg5 = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert m["ndcg@5"] == pytest.approx(dcg5 / idcg5)
+    assert m["ndcg@3"] == pytest.approx((1 / math.log2(3)) / idcg5)  # ideal of 3 at k=3 is the same three gains
+    assert m["ndcg@1"] == 0
+
+
+def test_metrics_edge_cases():
+    perfect = query_metrics([True], 1, ks=(1, 5))
+    assert all(v == 1.0 for v in perfect.values())
+    nothing = query_metrics([False] * 5, 0, ks=(1, 5))
+    assert all(v == 0.0 for v in nothing.values())
+    late = query_metrics([False] * 9 + [True], 1, ks=(1, 3, 5, 10))
+    assert late["mrr"] == pytest.approx(0.1) and late["hit@5"] == 0 and late["hit@10"] == 1
+    assert late["ndcg@10"] == pytest.approx(1 / math.log2(11))
+    # A relevant hit past max(ks) counts for nothing.
+    assert query_metrics([False, False, True], 1, ks=(1, 2))["mrr"] == 0
+    avg = mean_metrics([query_metrics([True], 1, (1,)), query_metrics([False, True], 1, (1,))])
+    assert avg["hit@1"] == 0.5 and avg["mrr"] == pytest.approx(0.5)  # MRR over top max(ks)=1: 1 and 0
+
+
+# --- miss reasons (synthetic rankings, real chunks) -----------------------------------------------------------
+
+
+def hits_for(chunks, order, scores=None, threshold=None):
+    out = []
+    for rank, i in enumerate(order, 1):
+        c = chunks[i]
+        s = scores[rank - 1] if scores else 1.0 - rank / 100
+        out.append(Hit(rank, s, threshold is None or s >= threshold, c.path, c.start, c.end, c.start_line, c.end_line,
+                       list(c.heading_path), "", "", c.text, c.index))
+    return out
+
+
+def relevant_of(chunks, doc, region):
+    from chunkscope.evaluate import overlaps
+
+    return [c for c in chunks if c.path == region.path and overlaps(doc.text, c.start, c.end, region)]
+
+
+def test_reasons(tree):
+    strat = SectionsForTest()
+    doc = tree.get("sensors.md")
+    chunks = strat.chunk(doc)  # level 2: the ### Calibration section stays inside ## Cameras
+    assert [c.heading_path[-1] for c in chunks] == ["Sensors", "Lidar", "Cameras"]
+    others = SectionsForTest().chunk(tree.get("control.md"))
+    pool = chunks + others
+    tok = embed_tokenizer()
+
+    def run(q, order, scores=None, threshold=None, miss_k=3):
+        region = resolve_region(tree, q)
+        hits = hits_for(pool, order, scores, threshold)
+        return judge(q, region, doc, hits, relevant_of(pool, doc, region), ks=(1, 3), miss_k=miss_k,
+                     threshold=threshold, tokenizer=tok, depth=len(order))
+
+    lidar = case("sensors.md", heading="Lidar")
+    hit = run(lidar, [1, 0, 2])
+    assert hit.hit and hit.reason is None and hit.rank == 1 and hit.metrics["mrr"] == 1
+    below = run(lidar, [3, 4, 5, 0, 1])
+    assert (below.reason, below.rank) == ("below-k", 5) and "rank 5" in below.detail
+    assert below.metrics["hit@3"] == 0
+    thr = run(lidar, [1, 0, 2], scores=[0.6, 0.5, 0.4], threshold=0.7)
+    assert thr.reason == "threshold" and "0.600 < threshold 0.7" in thr.detail and thr.metrics["hit@1"] == 0
+    # The whole file spans three chunks, none ranked within k.
+    split = run(case("sensors.md"), [3, 4, 5, 0])
+    assert (split.reason, split.relevant_chunks, split.rank) == ("split", 3, 4)
+    # The expected passage sits past the truncation point of the one chunk holding it.
+    doc_c = tree.get("control.md")
+    q = case("control.md", text="receding horizon optimisation")
+    region = resolve_region(tree, q)
+    rel = relevant_of(pool, doc_c, region)
+    assert len(rel) == 1 and rel[0].heading_path[-1] == "Long section"
+    trunc = judge(q, region, doc_c, hits_for(pool, [0, 1, 2]), rel, ks=(1, 3), miss_k=3, tokenizer=tok)
+    assert trunc.reason == "truncated" and "256" in trunc.detail
+    # Truncation explains a miss before the threshold does: the rank of an unread passage is happenstance.
+    long_idx = pool.index(rel[0])
+    trunc2 = judge(q, region, doc_c, hits_for(pool, [long_idx, 0], scores=[0.1, 0.05], threshold=0.7), rel,
+                   ks=(1, 3), miss_k=3, threshold=0.7, tokenizer=tok)
+    assert trunc2.reason == "truncated" and trunc2.rank == 1
+    # The same chunk expected from its first words is read by the model: below-k, not truncated.
+    q2 = case("control.md", heading="Long section")
+    r2 = resolve_region(tree, q2)
+    assert judge(q2, r2, doc_c, hits_for(pool, [0, 1, 2]), relevant_of(pool, doc_c, r2), ks=(1, 3), miss_k=3,
+                 tokenizer=tok).reason == "below-k"
+    # Nothing overlaps: an empty file was never chunked.
+    q3 = case("empty.md")
+    r3 = resolve_region(tree, q3)
+    absent = judge(q3, r3, tree.get("empty.md"), hits_for(pool, [0, 1]), [], ks=(1, 3), miss_k=3, tokenizer=tok)
+    assert absent.reason == "absent" and absent.metrics["recall@3"] == 0
+
+
+# --- end to end (real model) ----------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_evaluate_end_to_end(tmp_path, tree):
+    queries_file = tmp_path / "q.jsonl"
+    queries_file.write_text("\n".join(json.dumps(o) for o in [
+        {"query": "How does a lidar measure distance?", "expect": {"path": "sensors.md", "heading": "Lidar"}},
+        {"query": "estimating focal length and lens distortion", "expect": {"path": "sensors.md", "anchor": "calibration"}},
+        {"query": "proportional integral derivative controller", "expect": {"path": "control.md", "heading": "PID"}},
+        {"query": "receding horizon optimisation in model predictive control",
+         "expect": {"path": "control.md", "text": "receding horizon optimisation"}},
+    ]) + "\n")
+    queries = load_queries(queries_file)
+    emb = Embedder(cache_dir=tmp_path / "emb")
+    store = Store(tree.root, path=tmp_path / "qdrant")
+    progress = []
+    try:
+        results = evaluate(tree, [("h2", SectionsForTest(level=2)), ("h3", SectionsForTest(level=3))], queries,
+                           ks=(1, 3), threshold=None, embedder=emb, store_factory=lambda label, s: store,
+                           on_progress=lambda d, t, s: progress.append((s["phase"], s["strategy"], d, t)), miss_k=3)
+    finally:
+        store.close()
+        emb.close()
+    assert [r.strategy_label for r in results] == ["h2", "h3"]
+    h2, h3 = results
+    assert h2.chunks == 6 and h3.chunks == 7
+    by_q = {q.query: q for q in h2.per_query}
+    assert by_q["How does a lidar measure distance?"].rank == 1
+    assert by_q["proportional integral derivative controller"].hit
+    # The MPC sentence is beyond the model's 256 word pieces of its chunk: the model never saw it.
+    mpc = by_q["receding horizon optimisation in model predictive control"]
+    assert mpc.relevant_chunks == 1 and mpc.reason in ("truncated", None)
+    assert (mpc.reason is None) == mpc.hit  # ranked within 3 of 6 chunks by chance, or explained as truncated
+    for r in results:
+        assert set(r.metrics) == {"hit@1", "hit@3", "mrr", "recall@1", "recall@3", "ndcg@1", "ndcg@3"}
+        assert all(0.0 <= v <= 1.0 for v in r.metrics.values())
+        assert r.metrics["hit@1"] <= r.metrics["hit@3"]
+        assert r.metrics["hit@1"] == pytest.approx(sum(q.metrics["hit@1"] for q in r.per_query) / 4)
+    json.dumps([r.to_dict() for r in results])  # JSON-ready
+    assert ("index", "h2", 6, 6) in progress and ("query", "h3", 4, 4) in progress

@@ -1,0 +1,290 @@
+"""The vector store: names and ids, sync (idempotent upserts, stale deletion, cancellation), search, errors.
+
+Most tests use a deterministic fake embedder so they exercise the real local Qdrant in milliseconds; the
+model-backed ones check the same behaviour with all-MiniLM-L6-v2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chunkscope.chunk import Chunk
+from chunkscope.embed import EmbedStats, Embedder
+from chunkscope.store import (
+    BATCH,
+    Store,
+    StoreError,
+    build_filter,
+    collection_name,
+    parse_filters,
+    point_id,
+    workspace_dir,
+)
+
+
+class FakeEmbedder:
+    """Vectors from a hash of the text: deterministic, normalized, no model. Counts what it is asked to embed."""
+
+    model_id = "fake-model"
+    model = "fake-model"
+    dim = 16
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.last_stats = EmbedStats()
+
+    def vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def embed(self, texts, on_progress=None, should_stop=None, token_counts=None) -> np.ndarray:
+        self.seen.extend(texts)
+        self.last_stats = EmbedStats(texts=len(texts), misses=len(texts))
+        return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+def make_chunks(path: str, texts: list[str], **meta) -> list[Chunk]:
+    out, pos = [], 0
+    for i, t in enumerate(texts):
+        out.append(Chunk(path=path, index=i, start=pos, end=pos + len(t), start_line=i + 1, end_line=i + 1, text=t,
+                         tokens=len(t.split()), heading_path=["Doc", f"Part {i}"], metadata=dict(meta, part=i)))
+        pos += len(t) + 2
+    return out
+
+
+@pytest.fixture()
+def store(tmp_path):
+    s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
+    s.use("test", FakeEmbedder(), {"size": 1})
+    yield s
+    s.close()
+
+
+# --- names ----------------------------------------------------------------------------------------------------
+
+
+def test_collection_name_depends_on_strategy_params_and_model():
+    a = collection_name("section-sentence", {"max_tokens": 512, "overlap": 50}, "all-MiniLM-L6-v2")
+    assert a.startswith("cs_section-sentence_") and a.endswith("_all-minilm-l6-v2")
+    assert a == collection_name("section-sentence", {"overlap": 50, "max_tokens": 512}, "all-MiniLM-L6-v2")
+    assert a != collection_name("section-sentence", {"max_tokens": 256, "overlap": 50}, "all-MiniLM-L6-v2")
+    assert a != collection_name("section-sentence", {"max_tokens": 512, "overlap": 50}, "other-model")
+    assert len(a.split("_")[2]) == 10
+
+
+def test_point_id_is_stable_and_content_addressed():
+    a = point_id("a.md", 0, 10, "hello")
+    assert a == point_id("a.md", 0, 10, "hello")
+    assert len({a, point_id("b.md", 0, 10, "hello"), point_id("a.md", 1, 10, "hello"), point_id("a.md", 0, 10, "hellO")}) == 4
+
+
+def test_workspace_is_in_the_cache_not_the_docs_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
+    docs = tmp_path / "My Docs"
+    docs.mkdir()
+    ws = workspace_dir(docs)
+    assert ws.parent == tmp_path / "cache" / "workspaces"
+    assert "my-docs" in ws.name
+    assert ws != workspace_dir(tmp_path / "other")
+    s = Store(docs)
+    try:
+        assert Path(s.location) == ws / "qdrant" and (ws / "qdrant").is_dir()
+        assert not any(docs.iterdir())
+    finally:
+        s.close()
+
+
+def test_filters_parse_ints_and_strings():
+    assert parse_filters(["chapter=3", "path = a.md"]) == {"chapter": "3", "path": "a.md"}
+    with pytest.raises(StoreError, match="key=value"):
+        parse_filters(["chapter"])
+    f = build_filter({"chapter": "3"})
+    inner = f.must[0]
+    assert [c.match.value for c in inner.should] == [3, "3"]
+    assert build_filter({}) is None
+
+
+# --- sync -----------------------------------------------------------------------------------------------------
+
+
+def test_sync_is_idempotent_and_deletes_vanished_chunks(store):
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", ["alpha text", "beta text", "gamma text"]) + make_chunks("b.md", ["delta text"])
+    r1 = store.sync(chunks, emb)
+    assert (r1.upserted, r1.unchanged, r1.deleted, r1.embedded) == (4, 0, 0, 4)
+    assert store.count() == 4
+    r2 = store.sync(chunks, emb)
+    assert (r2.upserted, r2.unchanged, r2.deleted, r2.embedded) == (0, 4, 0, 0)
+    assert store.count() == 4
+    # Edit: "beta" changes, "gamma" disappears, a new chunk appears.
+    edited = make_chunks("a.md", ["alpha text", "beta text, revised"]) + make_chunks("b.md", ["delta text", "epsilon"])
+    emb.seen.clear()
+    r3 = store.sync(edited, emb)
+    assert store.count() == 4
+    assert r3.deleted == 2  # old beta and gamma
+    assert sorted(emb.seen) == ["beta text, revised", "epsilon"]
+    ids = set(store.point_sigs())
+    assert ids == {point_id(c.path, c.start, c.end, c.text) for c in edited}
+
+
+def test_local_collection_writes_through_wal(store, tmp_path):
+    import sqlite3
+
+    store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder())
+    files = list((tmp_path / "qdrant").rglob("storage.sqlite"))
+    assert len(files) == 1
+    with sqlite3.connect(files[0]) as conn:  # journal_mode=WAL is stored in the file itself
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_payload_change_rewrites_point_without_duplicate(store):
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", ["one", "two"])
+    store.sync(chunks, emb, extra=lambda c: {"citation": "old"})
+    r = store.sync(chunks, emb, extra=lambda c: {"citation": "new"})
+    assert (r.upserted, r.unchanged) == (2, 0)
+    assert store.count() == 2
+    hit = store.search(emb.vector("one"), k=1)[0]
+    assert hit.citation == "new" and hit.metadata == {"part": 0}
+
+
+def test_cancelled_sync_is_consistent_and_next_run_completes(store):
+    emb = FakeEmbedder()
+    old = make_chunks("old.md", ["stale one", "stale two"])
+    store.sync(old, emb)
+    chunks = make_chunks("a.md", [f"chunk number {i}" for i in range(2 * BATCH + 10)])
+    calls = []
+
+    def stop_after_first_batch() -> bool:
+        calls.append(1)
+        return len(calls) > 1
+
+    progress = []
+    r = store.sync(chunks, emb, on_progress=lambda d, t, s: progress.append((d, t)), should_stop=stop_after_first_batch)
+    assert r.cancelled and r.upserted == BATCH and r.deleted == 0
+    assert store.count() == BATCH + 2  # the first batch, and the stale points kept until a full sync
+    assert progress[0] == (0, len(chunks)) and progress[-1] == (BATCH, len(chunks))
+    r2 = store.sync(chunks, emb)
+    assert not r2.cancelled
+    assert (r2.unchanged, r2.upserted, r2.deleted) == (BATCH, len(chunks) - BATCH, 2)
+    assert store.count() == len(chunks)
+
+
+def test_sync_stops_on_a_threading_event(store):
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    r = store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), should_stop=stop)
+    assert r.cancelled and r.upserted == 0 and store.count() == 0
+    stop.clear()
+    assert store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), should_stop=stop).upserted == 2
+
+
+def test_search_marks_hits_under_threshold_and_filters(store):
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", ["red", "green", "blue"], chapter=1) + make_chunks("b.md", ["cyan"], chapter=2)
+    store.sync(chunks, emb)
+    q = emb.vector("green")
+    hits = store.search(q, k=4, threshold=0.99)
+    assert [h.rank for h in hits] == [1, 2, 3, 4]
+    assert hits[0].text == "green" and hits[0].kept and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert all(not h.kept for h in hits[1:])  # returned, but flagged as filtered out by the threshold
+    assert all(hits[i].score >= hits[i + 1].score for i in range(3))
+    assert [h.path for h in store.search(q, k=4, filters={"chapter": "2"})] == ["b.md"]
+    assert {h.path for h in store.search(q, k=4, filters={"path": "a.md"})} == {"a.md"}
+    assert store.search(q, k=4, filters={"chapter": "7"}) == []
+    d = hits[0].to_dict()
+    for key in ("rank", "score", "path", "start", "end", "start_line", "heading_path", "citation", "url", "text"):
+        assert key in d
+
+
+def test_local_filter_fast_path_equals_qdrant_filter(store):
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", [f"text {i}" for i in range(150)], kind="prose") + \
+        make_chunks("b.md", [f"code {i}" for i in range(150)], kind="code")
+    for c in chunks:
+        c.metadata["flag"] = c.index % 7 == 0
+    store.sync(chunks, emb)
+    cases = [{"kind": "prose"}, {"path": "b.md"}, {"part": "3"}, {"part": "3", "kind": "code"}, {"flag": "true"},
+             {"heading_path": "Part 5"}, {"kind": "nothing"}, {"part": 1}]
+    for i, filters in enumerate(cases):
+        q = emb.vector(f"query {i}")
+        for k in (1, 5, 30):
+            got = [(h.id, round(h.score, 6)) for h in store.search(q, k, filters=filters)]
+            exact = store.client.query_points(store.collection, query=q.tolist(), limit=k,
+                                              query_filter=build_filter(filters)).points
+            assert got == [(str(p.id), round(p.score, 6)) for p in exact], (filters, k)
+
+
+# --- errors ---------------------------------------------------------------------------------------------------
+
+
+def test_locked_local_store_names_the_path(tmp_path):
+    first = Store(tmp_path, path=tmp_path / "q")
+    try:
+        with pytest.raises(StoreError) as err:
+            Store(tmp_path, path=tmp_path / "q")
+        msg = str(err.value)
+        assert str(tmp_path / "q") in msg and "in use" in msg and "\n" not in msg
+    finally:
+        first.close()
+    Store(tmp_path, path=tmp_path / "q").close()  # released on close
+
+
+def test_unreachable_server_is_one_line_and_fast(tmp_path, monkeypatch):
+    monkeypatch.setenv("QDRANT_API_KEY", "secret-key-value")
+    t0 = time.monotonic()
+    with pytest.raises(StoreError) as err:
+        Store(tmp_path, url="http://127.0.0.1:9")
+    assert time.monotonic() - t0 < 10
+    msg = str(err.value)
+    assert "http://127.0.0.1:9" in msg and "unreachable" in msg and "\n" not in msg
+    assert "secret-key-value" not in msg
+
+
+def test_url_and_path_together_are_refused(tmp_path):
+    with pytest.raises(StoreError, match="either"):
+        Store(tmp_path, url="http://127.0.0.1:9", path=tmp_path / "q")
+
+
+def test_search_without_collection_is_an_error(tmp_path):
+    with Store(tmp_path, path=tmp_path / "q") as s:
+        with pytest.raises(StoreError, match="no collection"):
+            s.search([0.0] * 4, 3)
+
+
+# --- with the real model --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_embedder(tmp_path_factory):
+    e = Embedder(cache_dir=tmp_path_factory.mktemp("store-embcache"))
+    yield e
+    e.close()
+
+
+@pytest.mark.model
+def test_real_model_index_query_and_cache(tmp_path, real_embedder):
+    texts = [
+        "Lidar measures distance by timing laser pulses reflected from surfaces.",
+        "Electric motors and gearboxes drive the joints of a robot arm.",
+        "A PID controller corrects the error between a setpoint and a measurement.",
+    ]
+    chunks = make_chunks("robots.md", texts)
+    with Store(tmp_path, path=tmp_path / "q") as s:
+        s.use("test", real_embedder, {})
+        r1 = s.sync(chunks, real_embedder)
+        assert (r1.embedded, r1.upserted) == (3, 3)
+        hits = s.search(real_embedder.embed_query("How does a lidar sensor measure range?"), k=3)
+        assert hits[0].text == texts[0]
+        s.drop()
+        s.use("test", real_embedder, {})
+        r2 = s.sync(chunks, real_embedder)  # a fresh collection, but every vector comes from the cache
+        assert (r2.embedded, r2.cached, r2.upserted) == (0, 3, 3)
