@@ -318,14 +318,16 @@ def print_eval(results, ks: list[int]) -> None:
     if not results:
         return
     metrics = list(results[0].metrics)
+    # Metrics down, strategies across: a dozen metrics never fit side by side, two strategies always do.
     t = Table(title=f"retrieval on {len(results[0].per_query)} queries", title_justify="left")
-    t.add_column("strategy")
-    for m in metrics:
-        t.add_column(m, justify="right")
-    t.add_column("misses (top-5)", justify="left")
+    t.add_column("metric")
     for r in results:
-        reasons = ", ".join(f"{n} {k}" for k, n in sorted(r.reasons.items()) if n) or "—"
-        t.add_row(visible(r.strategy_label, oneline=True), *[f"{r.metrics[m]:.3f}" for m in metrics], reasons)
+        t.add_column(visible(r.strategy_label, oneline=True), justify="right")
+    for m in metrics:
+        values = [r.metrics[m] for r in results]
+        best = max(values)
+        t.add_row(m, *[Text(f"{v:.3f}", style="bold green" if len(values) > 1 and v == best else "") for v in values])
+    t.add_row("misses (top-5)", *[", ".join(f"{n} {k}" for k, n in sorted(r.reasons.items()) if n) or "—" for r in results])
     con.print(t)
     for r in results:
         misses = [q for q in r.per_query if q.reason]
