@@ -255,7 +255,9 @@ class ChunkBuilder:
 
     def build(self, spans: Iterable[Span]) -> list[Chunk]:
         doc = self.doc
-        st = doc.structure
+        # The outline, not the full parse: line numbers and heading paths never need more, and size-driven
+        # strategies must not pay for a markdown-it parse (the outline equals the parse's answer exactly).
+        st = doc.outline
         text = doc.text
         chunks: list[Chunk] = []
         prev: Chunk | None = None

@@ -72,12 +72,20 @@ class Document:
         return s
 
     @property
+    def outline(self):  # -> chunkscope.structure.Outline
+        """Line table, headings and fences: from a fast line scan when that is certain, else from `structure`
+        (always from it once the document has been parsed); identical either way."""
+        from .structure import outline
+
+        return outline(self)
+
+    @property
     def name(self) -> str:
         return PurePosixPath(self.path).name
 
     def line_of(self, offset: int) -> int:
         """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF)."""
-        return self.structure.line_of(offset)
+        return self.outline.line_of(offset)
 
 
 @dataclass

@@ -3,6 +3,10 @@
 A document is parsed once with markdown-it-py (CommonMark + tables, ``$$`` math, ``:::`` admonitions, front
 matter); the token line maps are turned into character offsets into ``Document.text``, so a ``#`` line inside a
 fence is code, never a heading.
+
+`outline` gives the part of that answer most strategies need (line table, headings with anchors and paths, fenced
+code spans) without the parse when a line scanner can be sure of it (`chunkscope.outline_scan`), and from the
+parse otherwise; both ways give identical results, and a parsed document always answers from its parse.
 """
 
 from __future__ import annotations
@@ -67,22 +71,13 @@ class Heading:
     index: int  # position among the document's headings
 
 
-@dataclass
-class Structure:
-    """The parsed document: every block, the outline, and a line table."""
+class _LinesAndHeadings:
+    """Queries over a line table and a heading list (shared by `Structure` and `Outline`)."""
 
     line_starts: list[int]
-    blocks: list[Block]
     headings: list[Heading]
     text_length: int
-    _heading_starts: list[int] = field(default_factory=list, repr=False)
-
-    def __post_init__(self) -> None:
-        self._heading_starts = [h.start for h in self.headings]
-
-    @property
-    def top_blocks(self) -> list[Block]:
-        return [b for b in self.blocks if b.depth == 0]
+    _heading_starts: list[int]
 
     def line_of(self, offset: int) -> int:
         """1-based line number of ``offset``."""
@@ -114,6 +109,24 @@ class Structure:
                 return h.start
         return self.text_length
 
+
+@dataclass
+class Structure(_LinesAndHeadings):
+    """The parsed document: every block, the outline, and a line table."""
+
+    line_starts: list[int]
+    blocks: list[Block]
+    headings: list[Heading]
+    text_length: int
+    _heading_starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._heading_starts = [h.start for h in self.headings]
+
+    @property
+    def top_blocks(self) -> list[Block]:
+        return [b for b in self.blocks if b.depth == 0]
+
     def blocks_of(self, *kinds: str) -> list[Block]:
         return [b for b in self.blocks if b.kind in kinds]
 
@@ -137,6 +150,10 @@ def line_starts_of(text: str) -> list[int]:
     return starts
 
 
+#: ``$$`` math blocks may hold blank lines (the plugin's default, stated here because the outline scanner relies on it).
+MATH_BLANK_LINES = True
+
+
 @lru_cache(maxsize=1)
 def _parser():
     from markdown_it import MarkdownIt
@@ -146,7 +163,8 @@ def _parser():
 
     md = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
     md.use(front_matter_plugin)
-    md.use(dollarmath_plugin, allow_labels=False, allow_space=True, allow_digits=True, double_inline=False)
+    md.use(dollarmath_plugin, allow_labels=False, allow_space=True, allow_digits=True, double_inline=False,
+           allow_blank_lines=MATH_BLANK_LINES)
     # Docusaurus admonitions: ":::note Title" … ":::" — any name is an admonition.
     md.use(container_plugin, name="admonition", marker=":", validate=lambda *_: True)
     # Inline parsing is not needed for structure except heading text, which we read from token children;
@@ -174,8 +192,15 @@ _KIND_OF_LEAF = {
 }
 
 
+_ASCII_NOT_SLUG = re.compile(r"[^a-z0-9 _-]")
+
+
 def slugify(text: str) -> str:
     """GitHub/Docusaurus slug: lowercase, punctuation and symbols dropped, each space a hyphen."""
+    if text.isascii():
+        # The same rules at C speed: ASCII letters and digits stay, every other ASCII character but "-" and "_"
+        # is punctuation, a symbol or a control character.
+        return _ASCII_NOT_SLUG.sub("", text.lower()).replace(" ", "-")
     out = []
     for ch in text.lower():
         if ch == " ":
@@ -228,10 +253,22 @@ def _inline_plain(tok) -> str:
     return "".join(parts)
 
 
-def parse_structure(doc: "Document") -> Structure:
-    """Parse ``doc`` once into blocks and headings with exact offsets."""
-    text = doc.text
-    starts = line_starts_of(text)
+def _name_heading(raw: str, slugger: Slugger) -> tuple[str, str | None, str]:
+    """A heading's (text, number, anchor) from its rendered text: an explicit ``{#id}`` is the anchor."""
+    m = _CUSTOM_ID.search(raw)
+    explicit = None
+    if m:
+        explicit = m.group(1)
+        raw = raw[: m.start()]
+    title = raw.strip()
+    if explicit:
+        slugger.reserve(explicit)
+        return title, heading_number(title), explicit
+    return title, heading_number(title), slugger.slug(title)
+
+
+def _line_spans(text: str, starts: list[int]):
+    """``(line_end, span)`` over ``text``'s lines: how a block's 0-based line range becomes character offsets."""
     n_lines = len(starts)
     tlen = len(text)
 
@@ -245,6 +282,7 @@ def parse_structure(doc: "Document") -> Structure:
         return tlen
 
     def span(l0: int, l1: int) -> tuple[int, int]:
+        """Offsets of lines ``[l0, l1)``: from the first non-indent character of ``l0`` to the end of the last."""
         l1 = max(l1, l0 + 1)
         s = starts[l0] if l0 < n_lines else tlen
         line_content_end = line_end(l0)
@@ -253,7 +291,25 @@ def parse_structure(doc: "Document") -> Structure:
             s += 1
         return s, line_end(min(l1, n_lines) - 1)
 
-    tokens = _parser().parse(text)
+    return line_end, span
+
+
+def parse_structure(doc: "Document") -> Structure:
+    """Parse ``doc`` once into blocks and headings with exact offsets."""
+    text = doc.text
+    known = doc.cache.get("outline")
+    starts = known.line_starts if known is not None else line_starts_of(text)
+    n_lines = len(starts)
+    tlen = len(text)
+    line_end, span = _line_spans(text, starts)
+
+    src = text
+    if text and text[-1] not in "\r\n" and text[starts[-1]:].strip(" \t"):
+        # End the last line with a line break: it changes no line, but markdown-it's rules index one past an
+        # empty container line at the very end of the source (the admonition rule then crashes inside a quote,
+        # a fence in a quote ends a line early). With it every line is followed by a line break.
+        src = text + "\n"
+    tokens = _parser().parse(src)
     blocks: list[Block] = []
     headings: list[Heading] = []
     stack: list[Block] = []
@@ -270,20 +326,8 @@ def parse_structure(doc: "Document") -> Structure:
             pending_heading = Block("heading", s, e, tok.map[0] + 1, tok.map[1], depth, level=int(tok.tag[1]))
             continue
         if t == "inline" and pending_heading is not None:
-            raw = _inline_plain(tok)
-            m = _CUSTOM_ID.search(raw)
-            explicit = None
-            if m:
-                explicit = m.group(1)
-                raw = raw[: m.start()]
-            title = raw.strip()
-            pending_heading.text = title
-            pending_heading.number = heading_number(title)
-            if explicit:
-                slugger.reserve(explicit)
-                pending_heading.anchor = explicit
-            else:
-                pending_heading.anchor = slugger.slug(title)
+            h = pending_heading
+            h.text, h.number, h.anchor = _name_heading(_inline_plain(tok), slugger)
             continue
         if t == "heading_close" and pending_heading is not None:
             h = pending_heading
@@ -333,6 +377,164 @@ def parse_structure(doc: "Document") -> Structure:
             blocks.append(b)
 
     return Structure(line_starts=starts, blocks=blocks, headings=headings, text_length=tlen)
+
+
+# --- the outline: headings and fences, parsed or scanned ---------------------------------------------------------
+
+
+@dataclass
+class Outline(_LinesAndHeadings):
+    """What size-driven strategies need of a document: line table, headings (with anchors and paths), fences.
+
+    ``fences`` are the fenced code blocks at any depth as ``(start, end)`` offsets, sorted, with the same offsets
+    as their `Block`. ``source`` says how it was made: ``"fast"`` (line scanner) or ``"derived"`` (from the full
+    parse, because the document was parsed already or the scanner could not be sure).
+    """
+
+    line_starts: list[int]
+    headings: list[Heading]
+    fences: list[tuple[int, int]]
+    text_length: int
+    source: str
+    _heading_starts: list[int] = field(default_factory=list, repr=False)
+    _fence_starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._heading_starts = [h.start for h in self.headings]
+        self._fence_starts = [s for s, _ in self.fences]
+
+    def fence_containing(self, pos: int) -> tuple[int, int] | None:
+        """The fence strictly containing ``pos`` (a cut there splits it), if any."""
+        i = bisect_right(self._fence_starts, pos) - 1
+        if i >= 0:
+            s, e = self.fences[i]
+            if s < pos < e:
+                return self.fences[i]
+        return None
+
+    def fence_at(self, pos: int) -> bool:
+        return self.fence_containing(pos) is not None
+
+
+def outline(doc: "Document") -> Outline:
+    """The document's outline, cached in ``doc.cache``: scanned when that is certain, else from ``doc.structure``."""
+    o = doc.cache.get("outline")
+    if o is not None:
+        return o
+    if doc.cache.get("structure") is None:
+        from .outline_scan import Unsure, scan
+
+        try:
+            o = _outline_from_scan(doc, *scan(doc.text, lambda src: _parser().parse(src)))
+        except Unsure:
+            o = None
+    if o is None:
+        o = outline_from_structure(doc.structure, len(doc.text))
+    doc.cache["outline"] = o
+    return o
+
+
+def outline_from_structure(st: Structure, text_length: int) -> Outline:
+    """The outline a full parse gives (the reference the scanner must equal)."""
+    fences = sorted((b.start, b.end) for b in st.blocks if b.kind == "fence")
+    return Outline(st.line_starts, st.headings, fences, text_length, "derived")
+
+
+#: Characters with which an inline rule may fire in a heading ("!" only as "![", which holds a "[").
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<&$~\n]")
+
+
+def _heading_plain(content: str, text: str) -> str:
+    """What `_inline_plain` gives for a heading whose inline content is ``content``, parsing only if needed."""
+    if _INLINE_MARKUP.search(content) is None:
+        return content  # no inline rule but plain text can fire: the text is the content
+    if "`" in content:
+        plain = _code_spans_plain(content)
+        if plain is not None:
+            return plain
+    tokens = _parser().parseInline(content)
+    if not tokens:
+        return ""
+    tok = tokens[0]
+    if "[" in content and "]:" in text and any(c.type == "text" and "[" in c.content for c in tok.children or ()):
+        # A bracket left as text might be a reference link to a definition elsewhere in the document, which
+        # only the full parse knows. (Brackets inside code spans, or consumed by inline links, do not depend
+        # on the definitions.)
+        from .outline_scan import Unsure
+
+        raise Unsure("heading with a bracket that may be a reference link")
+    return _inline_plain(tok)
+
+
+def _code_spans_plain(content: str) -> str | None:
+    """`_inline_plain` of a heading whose only markup is code spans, or None when there is other markup.
+
+    markdown-it's backtick rule: a run of n backticks opens a code span closed by the next run of exactly n (else
+    the run is literal text); inside, a line break is a space and one space is dropped from each end when both
+    ends have one and the code is not all spaces. Outside the spans no other inline rule may fire, so the text
+    there must hold no markup character.
+    """
+    out: list[str] = []
+    n = len(content)
+    i = 0
+    while True:
+        j = content.find("`", i)
+        if j < 0:
+            rest = content[i:]
+            if _INLINE_MARKUP.search(rest):
+                return None
+            out.append(rest)
+            return "".join(out)
+        k = j
+        while k < n and content[k] == "`":
+            k += 1
+        before = content[i:j]
+        if _INLINE_MARKUP.search(before):
+            return None  # markup before this run: it may change what follows
+        out.append(before)
+        run = k - j
+        close = -1
+        m = k
+        while True:
+            c = content.find("`", m)
+            if c < 0:
+                break
+            e = c
+            while e < n and content[e] == "`":
+                e += 1
+            if e - c == run:
+                close = c
+                break
+            m = e
+        if close < 0:
+            out.append(content[j:k])  # no closing run: literal backticks
+            i = k
+            continue
+        code = content[k:close].replace("\n", " ")
+        if code.startswith(" ") and code.endswith(" ") and any(ch != " " for ch in code):
+            code = code[1:-1]
+        out.append(code)
+        i = close + run
+
+
+def _outline_from_scan(doc: "Document", scanned_headings, scanned_fences, scanned_starts: list[int]) -> Outline:
+    text = doc.text
+    # The scanner's line table is the text's own unless it had to rewrite CR/CRLF line breaks.
+    starts = scanned_starts if "\r" not in text else line_starts_of(text)
+    _, span = _line_spans(text, starts)
+    slugger = Slugger()
+    path: list[tuple[int, str]] = []
+    headings: list[Heading] = []
+    for first, last, level, content in sorted(scanned_headings):
+        title, number, anchor = _name_heading(_heading_plain(content, text), slugger)
+        start, end = span(first, last + 1)
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, title))
+        headings.append(Heading(level, title, anchor, start, end, first + 1, number,
+                                tuple(x[1] for x in path), len(headings)))
+    fences = sorted(span(a, b + 1) for a, b in scanned_fences)
+    return Outline(starts, headings, fences, len(text), "fast")
 
 
 # --- numbering and routes -------------------------------------------------------------------------------------
@@ -406,8 +608,9 @@ def doc_numbering(doc: "Document") -> Numbering:
             folder_nums = n
     if isinstance(fm.get("module"), (str, int)):
         module = str(fm["module"])
-    h1 = next((h for h in doc.structure.headings if h.level == 1), None)
-    first = doc.structure.headings[0] if doc.structure.headings else None
+    heads = outline(doc).headings
+    h1 = next((h for h in heads if h.level == 1), None)
+    first = heads[0] if heads else None
     title = str(fm.get("title") or (h1.text if h1 else "") or (first.text if first else "") or stem)
     chapter = _as_int(fm.get("chapter"))
     if chapter is None and nums:

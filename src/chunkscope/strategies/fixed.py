@@ -5,7 +5,8 @@ is the slice of text from the first of those tokens to the last (token char offs
 `SliceCounter`). A slice re-encoded on its own can tokenize differently at its edges, so each chunk's *exact*
 count is checked and its end pulled back until the count fits. A window never starts after the previous chunk's
 end, so pulling an end back never leaves text uncovered. The windows ignore Markdown entirely: that is the point
-of the baseline, and why chunks that cut a code fence carry ``split-fence``.
+of the baseline, and why chunks that cut a fenced code block carry ``split-fence``. Headings and fences come
+from the document's `Outline` (no full Markdown parse).
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from typing import TYPE_CHECKING
 
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
 from ..structure import doc_numbering
-from ._common import Protected
-from .recursive import FENCE_KINDS
 
 if TYPE_CHECKING:
     from ..docs import Document
@@ -88,8 +87,7 @@ class FixedStrategy(Strategy):
         size = self.params["chunk_size"]
         count = self.counter(doc).count
         chapter_id = doc_numbering(doc).chapter_id
-        st = doc.structure
-        fences = Protected.of(doc, FENCE_KINDS)
+        ol = doc.outline
         spans: list[Span] = []
         for a, b in self.ranges(doc):
             if text[a:b].isspace():  # a window of blank lines carries nothing to retrieve
@@ -98,9 +96,9 @@ class FixedStrategy(Strategy):
             first = a
             while first < b and text[first].isspace():
                 first += 1
-            h = st.heading_before(first)
+            h = ol.heading_before(first)
             warnings = []
-            if fences.fence_at(a) or fences.fence_at(b):
+            if ol.fence_at(a) or ol.fence_at(b):
                 warnings.append(SPLIT_FENCE)
             if n > size:  # only a single character that alone is more tokens than the window
                 warnings.append(OVERSIZE)

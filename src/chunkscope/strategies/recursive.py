@@ -23,6 +23,9 @@ Because the sum of separately counted pieces is not the count of the joined text
 edges), a merged chunk can be a token or so over ``chunk_size``; such chunks carry the ``oversize`` warning, as
 do unsplittable pieces. Counts come from the document's `SliceCounter`, which is exact and memoised in
 ``doc.cache``, so re-chunking with new parameters re-uses every count already made.
+
+Headings (the ``heading`` metadata) and fenced code blocks (the ``split-fence`` warning) come from the document's
+`Outline`, so chunking never costs a full Markdown parse.
 """
 
 from __future__ import annotations
@@ -31,15 +34,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
 from ..structure import doc_numbering
-from ._common import Protected
 
 if TYPE_CHECKING:
     from ..docs import Document
 
 #: Seed 004's separators: paragraphs, lines, sentences, words, characters.
 DEFAULT_SEPARATORS = ("\n\n", "\n", ". ", " ", "")
-#: Blocks a chunk boundary must not fall inside for the ``split-fence`` warning.
-FENCE_KINDS = frozenset({"fence", "code"})
 
 
 class RecursiveSplitter:
@@ -181,17 +181,17 @@ class RecursiveStrategy(Strategy):
         size = self.params["chunk_size"]
         count = self.counter(doc).count
         numbering = doc_numbering(doc)
-        st = doc.structure
-        fences = Protected.of(doc, FENCE_KINDS)
+        ol = doc.outline
         spans: list[Span] = []
         for index, (a, b, _) in enumerate(self.ranges(doc)):
             n = count(a, b)
             first = a
             while first < b and text[first].isspace():
                 first += 1
-            h = st.heading_before(first if first < b else a)
+            h = ol.heading_before(first if first < b else a)
             warnings = []
-            if fences.fence_at(a) or fences.fence_at(b):
+            # A boundary strictly inside a fenced code block splits it.
+            if ol.fence_at(a) or ol.fence_at(b):
                 warnings.append(SPLIT_FENCE)
             if n > size:
                 warnings.append(OVERSIZE)
