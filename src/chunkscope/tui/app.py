@@ -1,0 +1,117 @@
+"""The chunkscope app: global keys, the command palette, the user's keymap; the screens do the rest."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.binding import Binding
+
+from ..chunk import ParamError, UnknownStrategy
+from ..cli.common import visible
+from ..config import Config, ResolvedStrategy
+from ..docs import DocsTree
+from .screens.explorer import ExplorerScreen
+from .session import resolve
+
+
+def commands_provider():
+    """The palette's commands, imported when the palette first opens (not at start-up)."""
+    from .commands import ChunkscopeCommands
+
+    return ChunkscopeCommands
+
+
+class ChunkscopeApp(App[int]):
+    """See how a docs tree is cut into chunks, tune the strategy live, ask questions, lint."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "chunkscope"
+    COMMANDS = App.COMMANDS | {commands_provider}
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="leave chunkscope"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit-anywhere", show=False, priority=True,
+                tooltip="leave chunkscope, even from a text field"),
+        Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="keys, colours and commands"),
+    ]
+
+    def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> None:
+        super().__init__()
+        self.docs = tree
+        self.config = config
+        self.initial = resolved
+
+    def on_mount(self) -> None:
+        keymap = self.config.tui.get("keymap") or {}
+        if isinstance(keymap, dict) and keymap:
+            self.set_keymap({str(k): str(v) for k, v in keymap.items()})
+        self.push_screen(ExplorerScreen(self.docs, self.config, self.initial))
+        if self.docs.problems:
+            shown = "\n".join(visible(str(p), oneline=True) for p in self.docs.problems[:5])
+            more = f"\n… and {len(self.docs.problems) - 5} more" if len(self.docs.problems) > 5 else ""
+            self.notify(shown + more, title=f"{len(self.docs.problems)} files skipped", severity="warning", timeout=10)
+
+    @property
+    def explorer(self) -> ExplorerScreen:
+        return next(s for s in self.screen_stack if isinstance(s, ExplorerScreen))
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+            return
+        from .screens.compare import CompareScreen
+        from .widgets.query_pane import QueryPane
+        from .widgets.source_view import SourceView
+
+        groups = [
+            ("Everywhere", list(self.BINDINGS)),
+            ("Explorer", list(ExplorerScreen.BINDINGS)),
+            ("Source view", list(SourceView.BINDINGS)),
+            ("Query pane", list(QueryPane.BINDINGS)),
+            ("Compare mode", list(CompareScreen.BINDINGS)),
+        ]
+        keymap = {k: ",".join(v) if isinstance(v, (list, tuple)) else str(v) for k, v in (self._keymap or {}).items()}
+        self.push_screen(HelpScreen(groups, keymap))
+
+    def choose_strategy(self, name: str) -> None:
+        """``strategy: <name>`` from the palette."""
+        try:
+            resolved = resolve(self.config, name)
+        except (ParamError, UnknownStrategy) as exc:
+            self.notify(visible(str(exc), oneline=True), severity="error")
+            return
+        while not isinstance(self.screen, ExplorerScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.explorer.set_strategy(resolved)
+
+    def compare_with(self, name: str) -> None:
+        """``compare: <name>`` from the palette."""
+        while not isinstance(self.screen, ExplorerScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+        try:
+            self.explorer.action_compare(name)
+        except (ParamError, UnknownStrategy) as exc:
+            self.notify(visible(str(exc), oneline=True), severity="error")
+
+
+def run_app(tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> int:
+    """Open the explorer on a loaded tree; returns the exit code.
+
+    Quitting always quits: a worker thread still inside a strategy that never returns (threads cannot be
+    stopped from outside) would otherwise keep the process alive after the screen is gone.
+    """
+    import os
+    import sys
+    import threading
+
+    app = ChunkscopeApp(tree, config, resolved)
+    code = int(app.run() or 0)
+    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if stuck:
+        threading.Event().wait(0.5)  # a worker finishing its last step is not stuck
+        if any(t.is_alive() for t in stuck):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return code

@@ -1,0 +1,1 @@
+"""Screens of the explorer: the main view, compare mode, help."""

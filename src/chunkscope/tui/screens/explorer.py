@@ -1,0 +1,595 @@
+"""The main screen: docs tree, the source with its chunks, the chunk table and detail, live tuning, panes."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ...cli.common import visible
+from ...config import Config, ResolvedStrategy
+from ...docs import DocsTree, reload_document
+from ..highlight import line_colours
+from ..layout import SourceLayout, marks_from_findings
+from ..search import Expected, SearchSession, chapter_of
+from ..session import FileResult, TreeResult, chunk_tree, complete_file, cut_file, export_jsonl
+from ..widgets.chunk_detail import ChunkDetail
+from ..widgets.chunk_table import ChunkTable
+from ..widgets.docs_tree import DocsTreeView
+from ..widgets.histogram import TokenHistogram
+from ..widgets.key_bar import KeyBar
+from ..widgets.source_view import SourceView
+from ..widgets.strategy_bar import StrategyBar
+
+#: Seconds between checks of the files' modification times.
+POLL_SECONDS = 1.0
+#: A file cut taking longer than this is announced (a strategy stuck on a document).
+SLOW_CUT_SECONDS = 5.0
+
+
+class ExplorerScreen(Screen):
+    """Browse the tree, read each file with its chunks drawn in, tune the strategy and see it re-cut live."""
+
+    CSS_PATH = "explorer.tcss"
+
+    BINDINGS = [
+        Binding("slash", "query", "Query", id="explorer.query", tooltip="open the query pane and type a question"),
+        Binding("l", "lint", "Lint", id="explorer.lint", tooltip="the tree's lint findings; Enter jumps to one"),
+        Binding("c", "compare", "Compare", id="explorer.compare",
+                tooltip="two strategies (or parameter sets) side by side on this file"),
+        Binding("e", "expect", "Expect chunk", id="explorer.expect",
+                tooltip="the query pane then shows this chunk's rank for the question, and why it missed"),
+        Binding("n", "next_chunk", "Next chunk", id="explorer.next-chunk", tooltip="select the next chunk"),
+        Binding("p", "prev_chunk", "Prev chunk", id="explorer.prev-chunk", tooltip="select the previous chunk"),
+        Binding("right_square_bracket", "next_file", "Next file", id="explorer.next-file", show=False,
+                tooltip="open the next file of the tree"),
+        Binding("left_square_bracket", "prev_file", "Prev file", id="explorer.prev-file", show=False,
+                tooltip="open the previous file of the tree"),
+        Binding("s", "focus_strategy", "Strategy", id="explorer.strategy",
+                tooltip="focus the strategy picker (then tab to the parameters)"),
+        Binding("f", "focus('docs')", "Files", id="explorer.files", show=False, tooltip="focus the docs tree"),
+        Binding("o", "focus('source')", "Source", id="explorer.source", show=False, tooltip="focus the source view"),
+        Binding("escape", "close_pane", "Back", id="explorer.close-pane",
+                tooltip="close the query or lint pane, or leave a text field for the source view"),
+    ]
+
+    # Screen state is held in `var`s (no repaint): a reactive on the screen would redraw the whole screen.
+    resolved: var[ResolvedStrategy] = var(None, always_update=True)  # type: ignore[arg-type]
+    """The strategy in force (picked in the header or the command palette)."""
+    result: var[FileResult | None] = var(None, always_update=True)
+    """The open file's chunks under the current strategy."""
+    layout_data: var[SourceLayout | None] = var(None, always_update=True)
+    """How the source view draws the open file."""
+    selected: var[int | None] = var(None)
+    """The selected chunk of the open file."""
+    tree_result: var[TreeResult | None] = var(None, always_update=True)
+    """Every file's chunks and the tree's lint (None while the tree worker runs)."""
+    current_path: var[str | None] = var(None)
+    """The open file."""
+    current_chapter: var[str | None] = var(None)
+    """The open file's chapter id (for the query pane's chapter filter)."""
+    expected: var[Expected | None] = var(None)
+    """The chunk the query pane judges questions against."""
+
+    class FileChunked(Message):
+        """The file worker's result: chunks and the layout to draw them."""
+
+        def __init__(self, result: FileResult, layout: SourceLayout, reason: str, chapter: str) -> None:
+            super().__init__()
+            self.result = result
+            self.layout = layout
+            self.reason = reason
+            self.chapter = chapter
+
+    class TreeChunked(Message):
+        """The tree worker's result."""
+
+        def __init__(self, result: TreeResult) -> None:
+            super().__init__()
+            self.result = result
+
+    class FileReloaded(Message):
+        """A file changed on disk and was read again (or could not be)."""
+
+        def __init__(self, path: str, ok: bool, problems: list[str]) -> None:
+            super().__init__()
+            self.path = path
+            self.ok = ok
+            self.problems = problems
+
+    def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> None:
+        super().__init__()
+        self.docs = tree
+        self.config = config
+        self.search = SearchSession(tree, config)
+        self.set_reactive(ExplorerScreen.resolved, resolved)
+        #: (path, offset, line, chunk index) to select once that file's chunks are shown.
+        self._pending_jump: tuple[str, int, int | None, int | None] | None = None
+        #: The tree worker waits for the open file's chunks, so the two never compete for the CPU.
+        self._tree_stale = True
+        self._mtimes: dict[str, int] = {d.path: d.mtime_ns for d in tree.documents if d.source is not None}
+        self._changed_at: float | None = None
+        self._changed_started = 0.0
+        self._timed_layout: SourceLayout | None = None
+        #: (file worker, when it was first seen running, whether the user was told) for the slow-cut notice.
+        self._cut_since: tuple[Worker, float, bool] | None = None
+        #: Set after the first frame: the first cut waits for it, so loading the tokenizer (which holds the
+        #: interpreter for a few hundred milliseconds) never delays the first paint.
+        self._painted = threading.Event()
+
+    # --- layout ------------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="top"):
+            yield StrategyBar(self.config, self.resolved, id="strategy-bar")
+            yield TokenHistogram(id="histogram")
+        with Horizontal(id="main"):
+            yield DocsTreeView(self.docs, id="docs")
+            yield SourceView(id="source").data_bind(ExplorerScreen.selected, ExplorerScreen.layout_data)
+            with Vertical(id="side"):
+                yield ChunkTable(id="chunks").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
+                yield ChunkDetail(self.config, id="detail").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
+        with Container(id="bottom"):
+            # The panes are mounted on first use: fewer widgets to build before the first paint.
+            yield ContentSwitcher(id="panes")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._painted.set)
+        self.query_one("#docs").border_title = "docs"
+        self.query_one("#source").border_title = "source"
+        self.query_one("#chunks").border_title = "chunks"
+        self.query_one("#detail").border_title = "chunk"
+        self._update_titles()
+        if self.docs.documents:
+            self.open_file(self.docs.documents[0].path)
+        else:
+            self.query_one(SourceView).notice = "No Markdown files here."
+            self._start_tree()
+        self.set_interval(POLL_SECONDS, self.poll_files, name="poll files")
+        self.query_one(DocsTreeView).focus()
+
+    def _update_titles(self) -> None:
+        src = self.query_one("#source")
+        r = self.result
+        if self.current_path is None:
+            title = "source"
+        else:
+            n = f" · {len(r.chunks)} chunks" if r is not None and r.doc.path == self.current_path and r.chunks else ""
+            title = f"{visible(self.current_path, oneline=True)}{n}"
+        subtitle = self.resolved.label if self.resolved is not None else ""
+        # Only on change: a new border title refreshes the layout of the whole screen.
+        if src.border_title != title:
+            src.border_title = title
+        if src.border_subtitle != subtitle:
+            src.border_subtitle = subtitle
+
+    # --- opening and chunking ----------------------------------------------------------------------------------
+
+    def open_file(self, path: str, *, jump: tuple[int, int | None, int | None] | None = None,
+                  from_tree: bool = False) -> None:
+        """Show a file: its text at once, its chunks from the file worker (the tree cursor follows)."""
+        doc = self.docs.get(path)
+        if doc is None:
+            self.notify(f"{visible(path, oneline=True)} is not in the docs tree", severity="warning")
+            return
+        if jump is not None:
+            self._pending_jump = (path, *jump)
+        shown = self.result is not None and self.result.doc is doc and self.result.resolved is self.resolved
+        if path == self.current_path and shown and (self.result.chunks or self.result.complete):
+            self._apply_jump()
+            return
+        self.current_path = path
+        if not from_tree:
+            # Moving the cursor from a tree event would fight the keys still queued for the tree.
+            self.query_one(DocsTreeView).select_path(path)
+        if self.layout_data is None or self.layout_data.doc is not doc:
+            # The text at once, drawn plain (a line table is all it needs); the chunks follow from the worker.
+            self.result = FileResult(doc, self.resolved, [], None)
+            self.selected = None
+            self.layout_data = SourceLayout(doc, [], pending=True)
+            self.query_one(SourceView).scroll_to(y=0, animate=False, immediate=True)
+            self._update_titles()
+        self.rechunk_file("open")
+
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False, name="chunking the file")
+    def rechunk_file(self, reason: str = "change") -> None:
+        """Cut the open file with the current strategy and build its layout (off the UI thread)."""
+        worker = get_current_worker()
+        path, resolved = self.current_path, self.resolved
+        doc = self.docs.get(path) if path else None
+        if doc is None or resolved is None:
+            return
+        # Three steps, each drawn as soon as it is ready: the text (open_file), the boundaries (here), then what
+        # the embedder and lint make of them (`complete_cut`, started once the boundaries are on screen).
+        if reason == "open":
+            self._painted.wait(timeout=1.0)
+        first = cut_file(doc, resolved)
+        chapter = chapter_of(doc)
+        if worker.is_cancelled:
+            return
+        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, line_colours(doc))
+        self.post_message(self.FileChunked(first, layout, reason, chapter))
+
+    @work(thread=True, exclusive=True, group="file-complete", exit_on_error=False, name="counting word pieces")
+    def complete_cut(self, first: FileResult, chapter: str) -> None:
+        """Add what the embedder and lint make of a cut (started once the boundaries are on screen)."""
+        worker = get_current_worker()
+        full = complete_file(first, self.config)
+        if worker.is_cancelled:
+            return
+        layout = SourceLayout(first.doc, full.chunks, full.truncations, marks_from_findings(full.findings), full.limit,
+                              line_colours(first.doc))
+        self.post_message(self.FileChunked(full, layout, "complete", chapter))
+
+    def on_explorer_screen_file_chunked(self, msg: "ExplorerScreen.FileChunked") -> None:
+        r = msg.result
+        if r.doc.path != self.current_path or r.resolved is not self.resolved:
+            return  # an answer for a file or strategy no longer shown
+        if not r.complete:
+            # The boundaries first: the source and the histogram redraw on the next frame; the table, the detail
+            # and the word-piece counts follow right after that frame (so live tuning feels immediate).
+            self.layout_data = msg.layout
+            self.current_chapter = msg.chapter
+            hist = self.query_one(TokenHistogram)
+            hist.file_counts = tuple(c.tokens for c in r.chunks)
+            hist.limit = r.limit
+            hist.unit = r.resolved.strategy.length_tokenizer
+            if msg.reason == "open":
+                self.query_one(SourceView).scroll_to(y=0, animate=False, immediate=True)
+            if self._changed_at is not None:
+                msg.layout.requested_at = self._changed_at
+                self._timed_layout = msg.layout
+                self._changed_at = None
+            self.call_after_refresh(self._show_cut, msg)
+            return
+        self._show_result(msg)
+
+    def _show_cut(self, msg: "ExplorerScreen.FileChunked") -> None:
+        r = msg.result
+        if r.doc.path != self.current_path or r.resolved is not self.resolved or self.layout_data is not msg.layout:
+            return  # superseded while waiting for the frame
+        self._show_result(msg)
+        if r.error:
+            if self._tree_stale:
+                self._start_tree()
+        else:
+            self.complete_cut(r, msg.chapter)
+
+    def _show_result(self, msg: "ExplorerScreen.FileChunked") -> None:
+        r = msg.result
+        keep = self.selected if self.result is not None and self.result.doc.path == r.doc.path else None
+        self.result = r
+        self.layout_data = msg.layout
+        if r.complete and self._tree_stale:
+            self._start_tree()
+        if r.error:
+            self.notify(f"{visible(r.doc.path, oneline=True)}: {visible(r.error, oneline=True)}",
+                        title="chunking failed", severity="error")
+        if keep is not None and keep >= len(r.chunks):
+            keep = len(r.chunks) - 1 if r.chunks else None
+        self.selected = keep if keep is not None else (0 if r.chunks and msg.reason == "open" else keep)
+        self._update_titles()
+        self._apply_jump()
+
+    @property
+    def last_rechunk(self) -> float | None:
+        """Seconds from the last parameter change to the first line drawn with its chunks (the benchmark)."""
+        layout = self._timed_layout
+        if layout is None or layout.requested_at is None or layout.drawn_at is None:
+            return None
+        return layout.drawn_at - layout.requested_at
+
+    def _apply_jump(self) -> None:
+        """Select the chunk a query hit or lint finding pointed at, once its file is shown."""
+        if self._pending_jump is None or self.result is None or not (self.result.chunks or self.result.complete):
+            return
+        path, offset, line, wanted = self._pending_jump
+        if path != self.result.doc.path:
+            return
+        self._pending_jump = None
+        chunks = self.result.chunks
+        index = wanted if wanted is not None and 0 <= wanted < len(chunks) else None
+        if index is None:
+            index = next((c.index for c in chunks if c.start <= offset < c.end), None)
+        if index is None and line is not None:
+            index = next((c.index for c in chunks if c.start_line <= line <= c.end_line), None)
+        if index is None and chunks:
+            index = min(chunks, key=lambda c: abs(c.start - offset)).index
+        if index is not None:
+            self.selected = index
+        # Scroll after the refresh: the view's scroll range follows the new file's size only then.
+        self.call_after_refresh(self._scroll_to_jump, index, line)
+
+    def _scroll_to_jump(self, index: int | None, line: int | None) -> None:
+        view = self.query_one(SourceView)
+        if line is not None:
+            height = max(view.scrollable_content_region.height, 1)
+            view.scroll_to(y=max(line - 1 - height // 3, 0), animate=False, immediate=True)
+        elif index is not None:
+            view.scroll_to_chunk(index)
+
+    def _start_tree(self) -> None:
+        self._tree_stale = False
+        self.rechunk_tree()
+
+    @work(thread=True, exclusive=True, group="tree", exit_on_error=False, name="chunking the tree")
+    def rechunk_tree(self) -> None:
+        """Cut every file with the current strategy (tree counts, histogram, lint), cancelled by a newer run."""
+        worker = get_current_worker()
+        resolved = self.resolved
+        docs = list(self.docs.documents)
+        result = chunk_tree(docs, resolved, self.config, lambda: worker.is_cancelled, tree=self.docs)
+        if result is not None and not worker.is_cancelled:
+            self.post_message(self.TreeChunked(result))
+
+    def on_explorer_screen_tree_chunked(self, msg: "ExplorerScreen.TreeChunked") -> None:
+        if msg.result.resolved is not self.resolved:
+            return
+        self.tree_result = msg.result
+        errors = {p: e.lint_errors for p, e in msg.result.entries.items()}
+        self.query_one(DocsTreeView).set_counts(msg.result, errors)
+        self.query_one(TokenHistogram).tree_counts = tuple(msg.result.token_counts())
+        if msg.result.lint_error:
+            self.notify(visible(msg.result.lint_error, oneline=True), title="lint", severity="warning")
+
+    def set_strategy(self, resolved: ResolvedStrategy) -> None:
+        """Switch strategy or parameters: re-cut the open file now and the tree after."""
+        self.workers.cancel_group(self, "file-complete")
+        self._changed_at = self._changed_started = time.perf_counter()
+        self.resolved = resolved
+        bar = self.query_one(StrategyBar)
+        if bar.resolved is None or bar.resolved.fingerprint() != resolved.fingerprint() or bar.resolved.label != resolved.label:
+            bar.resolved = resolved
+        # The tree keeps its old counts until the new ones arrive (relabelling 100 files twice costs a redraw of
+        # the whole screen); the histogram says the tree is being counted.
+        self.tree_result = None
+        self.query_one(TokenHistogram).tree_counts = None
+        self.workers.cancel_group(self, "tree")
+        self._tree_stale = True
+        self.rechunk_file("change")
+
+    # --- events from the widgets -------------------------------------------------------------------------------
+
+    @on(StrategyBar.Changed, "#strategy-bar")
+    def _strategy_changed(self, event: StrategyBar.Changed) -> None:
+        self.set_strategy(event.resolved)
+
+    @on(DocsTreeView.FileChosen)
+    def _file_chosen(self, event: DocsTreeView.FileChosen) -> None:
+        if event.path != self.current_path:
+            self.open_file(event.path, from_tree=True)
+
+    @on(ChunkTable.ChunkHighlighted)
+    def _row_highlighted(self, event: ChunkTable.ChunkHighlighted) -> None:
+        if self.selected == event.index:
+            return  # the cursor following a selection made elsewhere: leave the source where it is
+        self.selected = event.index
+        self.query_one(SourceView).scroll_to_chunk(event.index)
+
+    @on(SourceView.ChunkClicked, "#source")
+    def _chunk_clicked(self, event: SourceView.ChunkClicked) -> None:
+        self.selected = event.index
+
+    def on_query_pane_jump_to(self, event) -> None:  # QueryPane.JumpTo (the pane's module loads on first use)
+        hit = event.hit
+        self.open_file(hit.path, jump=(hit.start, None, None))
+
+    def on_lint_pane_jump_to(self, event) -> None:  # LintPane.JumpTo
+        f = event.finding
+        doc = self.docs.get(f.path)
+        if doc is None:
+            return
+        line = max(1, min(f.line, len(doc.structure.line_starts)))
+        self.open_file(f.path, jump=(doc.structure.line_start(line), line, getattr(f, "chunk_index", None)))
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """The screen's workers: a failure becomes a notification (the views keep what they had)."""
+        if event.state == WorkerState.ERROR:
+            self.report_failure(event.worker)
+
+    def report_failure(self, worker: Worker) -> None:
+        """The one place a worker's failure becomes a notification (panes forward theirs here)."""
+        err = worker.error
+        name = worker.name or "background work"
+        self.notify(visible(f"{type(err).__name__}: {err}" if err is not None else "failed", oneline=True),
+                    title=f"{name} failed", severity="error", timeout=8)
+        if worker.group == "file" and self.layout_data is None:
+            self.query_one(SourceView).notice = "This file could not be shown (see the notification)."
+
+    def _check_slow_cut(self) -> None:
+        """Say so once when cutting the open file takes long (a strategy stuck on one document)."""
+        busy = [w for w in self.workers if w.group == "file" and w.is_running and not w.is_cancelled]
+        if not busy:
+            self._cut_since = None
+            return
+        now = time.monotonic()
+        if self._cut_since is None or self._cut_since[0] is not busy[0]:
+            self._cut_since = (busy[0], now, False)
+            return
+        worker, since, told = self._cut_since
+        if not told and now - since > SLOW_CUT_SECONDS:
+            self._cut_since = (worker, since, True)
+            self.notify(f"Cutting {visible(self.current_path or '', oneline=True)} with {self.resolved.label} has taken "
+                        f"{now - since:.0f}s; the rest of the app still works. Try another file or strategy.",
+                        title="slow strategy", severity="warning", timeout=10)
+
+    # --- files changing on disk --------------------------------------------------------------------------------
+
+    def poll_files(self) -> None:
+        """Re-read files whose modification time changed (edited in another window); flag a slow cut."""
+        self._check_slow_cut()
+        for doc in list(self.docs.documents):
+            if doc.source is None:
+                continue
+            try:
+                mtime = os.stat(doc.source).st_mtime_ns
+            except OSError:
+                if self._mtimes.get(doc.path) != -1:
+                    self._mtimes[doc.path] = -1
+                    self.notify(f"{visible(doc.path, oneline=True)} is gone from disk; showing the last copy read",
+                                severity="warning")
+                continue
+            if mtime != self._mtimes.get(doc.path, doc.mtime_ns):
+                self._mtimes[doc.path] = mtime
+                self.reload_file(doc.path)
+
+    @work(thread=True, exit_on_error=False, group="reload", name="reloading a file")
+    def reload_file(self, path: str) -> None:
+        doc = self.docs.get(path)
+        if doc is None:
+            return
+        new, problems = reload_document(self.docs, doc)
+        self.post_message(self.FileReloaded(path, new is not None, [str(p) for p in problems]))
+
+    def on_explorer_screen_file_reloaded(self, msg: "ExplorerScreen.FileReloaded") -> None:
+        for p in msg.problems:
+            self.notify(visible(p, oneline=True), title="file problem", severity="warning" if msg.ok else "error")
+        if not msg.ok:
+            return
+        self.search.invalidate()
+        self.workers.cancel_group(self, "tree")
+        self._tree_stale = True
+        if msg.path == self.current_path:
+            self.rechunk_file("reload")
+        else:
+            self._start_tree()
+
+    # --- actions -----------------------------------------------------------------------------------------------
+
+    def _bind(self, child: Any, **names: str) -> None:
+        """``data_bind`` for a pane mounted later from an action (data_bind only works inside compose)."""
+        for child_name, mine in names.items():
+            child.set_reactive(getattr(type(child), child_name), getattr(self, mine))
+            self.watch(self, mine, partial(setattr, child, child_name), init=False)
+
+    async def _show_pane(self, pane_id: str) -> None:
+        bottom = self.query_one("#bottom")
+        bottom.add_class("-open")
+        switcher = self.query_one("#panes", ContentSwitcher)
+        if not switcher.query(f"#{pane_id}"):
+            # The panes' modules load on first use too.
+            from ..widgets.lint_pane import LintPane
+            from ..widgets.query_pane import QueryPane
+
+            if pane_id == "query-pane":
+                pane = QueryPane(self.search, id="query-pane")
+                self._bind(pane, resolved="resolved", current_path="current_path",
+                           current_chapter="current_chapter", expected="expected")
+            else:
+                pane = LintPane(id="lint-pane")
+                self._bind(pane, result="tree_result")
+            await switcher.mount(pane)
+        switcher.current = pane_id
+
+    async def action_query(self) -> None:
+        await self._show_pane("query-pane")
+        self.call_after_refresh(self.query_one("#query-pane").focus_input)
+
+    async def action_lint(self) -> None:
+        bottom = self.query_one("#bottom")
+        switcher = self.query_one("#panes", ContentSwitcher)
+        if bottom.has_class("-open") and switcher.current == "lint-pane":
+            self.action_close_pane()
+            return
+        await self._show_pane("lint-pane")
+        self.call_after_refresh(self.query_one("#lint-pane").focus_list)
+
+    def action_close_pane(self) -> None:
+        """Escape: close the open pane; else leave the focused field (keys work again) for the source view."""
+        bottom = self.query_one("#bottom")
+        focused = self.focused
+        in_pane = focused is not None and bottom in focused.ancestors_with_self
+        if bottom.has_class("-open") and (in_pane or focused is self.query_one(SourceView)):
+            bottom.remove_class("-open")
+        self.query_one(SourceView).focus()
+
+    def action_next_chunk(self) -> None:
+        self._step_chunk(1)
+
+    def action_prev_chunk(self) -> None:
+        self._step_chunk(-1)
+
+    def _step_chunk(self, step: int) -> None:
+        r = self.result
+        if r is None or not r.chunks:
+            return
+        i = 0 if self.selected is None else min(max(self.selected + step, 0), len(r.chunks) - 1)
+        self.selected = i
+        self.query_one(SourceView).scroll_to_chunk(i)
+
+    def action_next_file(self) -> None:
+        self._step_file(1)
+
+    def action_prev_file(self) -> None:
+        self._step_file(-1)
+
+    def _step_file(self, step: int) -> None:
+        paths = [d.path for d in self.docs.documents]
+        if not paths:
+            return
+        i = paths.index(self.current_path) if self.current_path in paths else -1
+        self.open_file(paths[min(max(i + step, 0), len(paths) - 1)])
+
+    def action_focus_strategy(self) -> None:
+        self.query_one("#strategy-select").focus()
+
+    def action_focus(self, widget_id: str) -> None:
+        self.query_one(f"#{widget_id}").focus()
+
+    async def action_expect(self) -> None:
+        r, i = self.result, self.selected
+        if r is None or i is None or not (0 <= i < len(r.chunks)):
+            self.notify("Select a chunk first (click it in the source or pick a row).", severity="warning")
+            return
+        c = r.chunks[i]
+        self.expected = Expected(c.path, c.start, c.end, c.index, c.start_line, r.resolved.label)
+        await self._show_pane("query-pane")
+        pane = self.query_one("#query-pane")
+        question = pane.query_one("#query-input").value
+        if question.strip():
+            pane.ask(question)
+        else:
+            self.call_after_refresh(pane.focus_input)
+        self.notify(f"Expecting chunk #{c.index} of {visible(c.path, oneline=True)} for the question.")
+
+    def action_compare(self, other: str | None = None) -> None:
+        from .compare import CompareScreen
+
+        if self.current_path is None:
+            self.notify("Open a file first.", severity="warning")
+            return
+        self.app.push_screen(CompareScreen(self.docs, self.config, self.current_path, self.resolved, other))
+
+    async def rebuild_index(self) -> None:
+        await self._show_pane("query-pane")
+        self.query_one("#query-pane").rebuild_index()
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False, name="export")
+    def export_chunks(self) -> None:
+        """Write every chunk of the tree (current strategy) as JSONL into the working directory."""
+        resolved = self.resolved
+        result = self.tree_result
+        if result is None or result.resolved is not resolved:
+            result = chunk_tree(list(self.docs.documents), resolved, self.config)
+        assert result is not None
+        path, n = export_jsonl(result, list(self.docs.documents), self.config, Path.cwd())
+        self.app.call_from_thread(self.notify, f"{n} chunks written to {visible(str(path), oneline=True)}",
+                                  title="export")
+
+    def on_unmount(self) -> None:
+        self.search.close()

@@ -1,0 +1,271 @@
+"""What the views show, computed off the UI thread: one file's chunks with embedder figures, the tree's counts.
+
+Plain functions over the core, no Textual: workers call them and post the dataclasses they return. Every
+failure of the core on one file (a strategy error, a missing tokenizer) is recorded on the result, never raised,
+so one bad file leaves the rest of the app working.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..chunk import Chunk, chunk_documents, count_embed_tokens, strategy_names
+from ..config import Config, ResolvedStrategy, resolve_strategy
+from ..docs import Document
+from ..tokens import TIKTOKEN_NAMES, embed_tokenizer, prepare
+
+
+@dataclass(eq=False)
+class FileResult:
+    """One document cut by one strategy, with what the embedder makes of each chunk.
+
+    Compared by identity: a view redraws when it receives a new result, never by comparing chunk lists.
+    """
+
+    doc: Document
+    resolved: ResolvedStrategy
+    chunks: list[Chunk]
+    error: str | None = None
+    #: chunk index -> absolute offset in ``doc.text`` where the embedding model stops reading.
+    truncations: dict[int, int] = field(default_factory=dict)
+    embed_error: str | None = None
+    #: Lint findings located in this document (empty when lint is not available).
+    findings: list[Any] = field(default_factory=list)
+    elapsed: float = 0.0
+    #: False for the quick first result (chunks only); True once embedder figures and findings are in.
+    complete: bool = False
+
+    @property
+    def limit(self) -> int | None:
+        return self.resolved.strategy.limits().max
+
+
+@dataclass(eq=False)
+class TreeEntry:
+    """A document's chunk count and lint marks for the docs tree."""
+
+    path: str
+    chunks: list[Chunk]
+    error: str | None = None
+    lint_errors: int = 0
+    lint_warnings: int = 0
+
+
+@dataclass(eq=False)
+class TreeResult:
+    """Every document cut by one strategy (the tree's counts, the histogram, exports) and the tree's lint."""
+
+    resolved: ResolvedStrategy
+    entries: dict[str, TreeEntry]
+    elapsed: float = 0.0
+    #: ``lint.LintReport`` of the tree (None when lint is missing); ``lint_error`` says why lint could not run.
+    lint: Any = None
+    lint_error: str | None = None
+
+    @property
+    def chunk_count(self) -> int:
+        return sum(len(e.chunks) for e in self.entries.values())
+
+    def token_counts(self) -> list[int]:
+        return [c.tokens for e in self.entries.values() for c in e.chunks]
+
+
+def available_strategies() -> dict[str, str | None]:
+    """Every registered strategy name → None when its module is installed, else why not.
+
+    Only looks the modules up (no import): the picker is built at start-up, and importing every strategy there
+    would delay the first paint. A strategy that fails on import is reported when it is picked.
+    """
+    import importlib.util
+
+    from ..chunk import _BUILTIN
+
+    out: dict[str, str | None] = {}
+    for name in strategy_names():
+        module = _BUILTIN[name].split(":", 1)[0]
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        out[name] = None if found else f"{name}: not available in this build ({module} is missing)"
+    return out
+
+
+def resolve(config: Config, name: str, params: dict[str, Any] | None = None) -> ResolvedStrategy:
+    """A strategy or preset by name with parameter overrides (raises the core's ParamError/UnknownStrategy)."""
+    return resolve_strategy(config, name, params or None)
+
+
+def lint_module():
+    """``chunkscope.lint`` when this build has it, else None (the lint views then show a notice)."""
+    try:
+        return importlib.import_module("chunkscope.lint")
+    except ImportError:
+        return None
+
+
+def _safe_chunk(doc: Document, resolved: ResolvedStrategy) -> tuple[list[Chunk], str | None]:
+    """The core's ``chunk_documents`` for one document; an unexpected exception becomes the error text."""
+    try:
+        cd = chunk_documents([doc], resolved.strategy)[0]
+    except Exception as exc:  # noqa: BLE001 - a strategy bug on one file must not take the app down
+        return [], f"{type(exc).__name__}: {exc}"
+    return cd.chunks, cd.error
+
+
+def embed_truncations(chunks: list[Chunk], model: str) -> dict[int, int]:
+    """Where the embedder stops reading, for the chunks it truncates (index → absolute source offset).
+
+    Only chunks over the model's ``max_seq_length`` are re-encoded. When a strategy embeds a text of its own
+    (a prefix + the chunk), the offset is mapped back through the position of the chunk's text inside it.
+    """
+    tok = embed_tokenizer(model)
+    out: dict[int, int] = {}
+    for c in chunks:
+        if c.embed_tokens is None or c.embed_tokens <= tok.max_seq_length:
+            continue
+        cut = tok.truncation_offset(c.embed_text)
+        if c.embed_text_override is None:
+            out[c.index] = c.start + cut
+            continue
+        at = c.embed_text_override.find(c.text)
+        if at >= 0:
+            out[c.index] = c.start + min(max(cut - at, 0), len(c.text))
+    return out
+
+
+def chunk_file(doc: Document, resolved: ResolvedStrategy, config: Config, *, lint: bool = True) -> FileResult:
+    """Cut one document and fill in what the file views show (embedder counts, truncation, findings)."""
+    return complete_file(cut_file(doc, resolved), config, lint=lint)
+
+
+def cut_file(doc: Document, resolved: ResolvedStrategy) -> FileResult:
+    """The first, fast half of `chunk_file`: only the chunks (enough to draw the boundaries)."""
+    t0 = time.perf_counter()
+    chunks, error = _safe_chunk(doc, resolved)
+    return FileResult(doc, resolved, chunks, error, elapsed=time.perf_counter() - t0)
+
+
+def complete_file(first: FileResult, config: Config, *, lint: bool = True) -> FileResult:
+    """The second half: word-piece counts, where the embedder stops reading, lint findings (a new result)."""
+    t0 = time.perf_counter()
+    res = FileResult(first.doc, first.resolved, first.chunks, first.error, complete=True)
+    if res.chunks:
+        try:
+            count_embed_tokens(res.chunks, config.embed_model)
+            res.truncations = embed_truncations(res.chunks, config.embed_model)
+        except Exception as exc:  # noqa: BLE001 - a missing model folder only loses the embedder columns
+            res.embed_error = str(exc)
+    if lint:
+        res.findings = file_findings(res.doc, res.chunks, res.resolved, config)
+    res.elapsed = first.elapsed + time.perf_counter() - t0
+    return res
+
+
+def file_findings(doc: Document, chunks: list[Chunk], resolved: ResolvedStrategy, config: Config) -> list[Any]:
+    """Lint findings of one document (rule ids added to the chunks' warnings, as ``chunkscope chunk`` does).
+
+    Empty when lint is missing or fails on this file: lint trouble must never hide the chunks (the tree run
+    reports a bad ``[lint]`` configuration once).
+    """
+    lint = lint_module()
+    if lint is None or not chunks:
+        return []
+    try:
+        return list(lint.annotate_chunks(doc, chunks, resolved, config))
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def chunk_tree(
+    docs: list[Document],
+    resolved: ResolvedStrategy,
+    config: Config,
+    cancelled: Callable[[], bool] = lambda: False,
+    tree: Any = None,
+) -> TreeResult | None:
+    """Cut every document (for counts and the histogram), then lint the tree; None when cancelled half-way.
+
+    Args:
+        docs: the documents in load order.
+        resolved: the strategy.
+        config: configuration (lint settings).
+        cancelled: polled between documents so a newer parameter change stops this run early.
+        tree: the DocsTree, for lint (skipped when None).
+    """
+    t0 = time.perf_counter()
+    if resolved.strategy.length_tokenizer in TIKTOKEN_NAMES:
+        prepare(docs, resolved.strategy.length_tokenizer)
+    entries: dict[str, TreeEntry] = {}
+    for doc in docs:
+        if cancelled():
+            return None
+        chunks, error = _safe_chunk(doc, resolved)
+        entries[doc.path] = TreeEntry(doc.path, chunks, error)
+    result = TreeResult(resolved, entries)
+    lint = lint_module()
+    if lint is not None and tree is not None and not cancelled():
+        from ..chunk import ChunkedDoc
+
+        try:
+            results = [ChunkedDoc(d, entries[d.path].chunks, entries[d.path].error) for d in docs]
+            report = lint.lint_tree(tree, resolved, config, results=results)
+        except Exception as exc:  # noqa: BLE001 - a bad [lint] table: say so once, keep the counts
+            result.lint_error = str(exc)
+        else:
+            result.lint = report
+            for f in report.findings:
+                e = entries.get(f.path)
+                if e is None:
+                    continue
+                if f.severity == "error":
+                    e.lint_errors += 1
+                else:
+                    e.lint_warnings += 1
+    result.elapsed = time.perf_counter() - t0
+    return result
+
+
+def export_jsonl(result: TreeResult, docs: list[Document], config: Config, folder: Path) -> tuple[Path, int]:
+    """Write every chunk of the tree as ``chunkscope chunk --format jsonl`` does; returns (file, chunk count)."""
+    from ..cli.common import json_line
+
+    chunks = [c for d in docs if d.path in result.entries for c in result.entries[d.path].chunks]
+    try:
+        count_embed_tokens(chunks, config.embed_model)
+    except Exception:  # noqa: BLE001 - the export still holds everything else
+        pass
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in result.resolved.label).strip("-")
+    path = folder / f"chunkscope-{name or 'chunks'}.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for c in chunks:
+            fh.write(json_line(c.to_dict()) + "\n")
+    return path, len(chunks)
+
+
+def chunk_citation(result: FileResult, chunk: Chunk) -> str:
+    """The chunk's citation as retrieval renders it (the strategy's or the config's template)."""
+    try:
+        from ..retrieval import render_citation
+    except ImportError:
+        return ""
+    try:
+        return render_citation(result.resolved.citation_template, chunk.metadata, chunk, result.doc)
+    except Exception:  # noqa: BLE001 - a malformed template must not break the detail view
+        return ""
+
+
+def chunk_link(config: Config, result: FileResult, chunk: Chunk) -> str:
+    """The published URL of the chunk (site_url + route + #anchor), as retrieval computes it."""
+    try:
+        from ..retrieval import chunk_url
+    except ImportError:
+        return ""
+    try:
+        return chunk_url(config.site_url or None, result.doc, chunk)
+    except Exception:  # noqa: BLE001
+        return ""

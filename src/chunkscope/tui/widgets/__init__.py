@@ -1,0 +1,1 @@
+"""The explorer's widgets, one per module: source view, chunk table and detail, docs tree, strategy bar, panes."""

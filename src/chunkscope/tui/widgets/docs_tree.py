@@ -1,0 +1,119 @@
+"""The docs tree: folders and files in load order, each file with its chunk count and a mark for lint errors."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ...cli.common import visible
+from ...docs import DocsTree
+from ..session import TreeResult
+
+
+class DocsTreeView(Tree[str]):
+    """Files of the docs tree (node data: the document's path; problems have no data)."""
+
+    DEFAULT_CSS = """
+    DocsTreeView {
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    class FileChosen(Message):
+        """The cursor moved onto a file (the explorer opens it)."""
+
+        def __init__(self, tree: "DocsTreeView", path: str) -> None:
+            super().__init__()
+            self.tree = tree
+            self.path = path
+
+        @property
+        def control(self) -> "DocsTreeView":
+            return self.tree
+
+    def __init__(self, docs: DocsTree, *, id: str | None = None) -> None:
+        label = visible(docs.root.name or str(docs.root), oneline=True)
+        super().__init__(label, id=id)
+        self.docs = docs
+        self.show_root = False
+        self.guide_depth = 2
+        self._leaves: dict[str, TreeNode[str]] = {}
+        self._counts: dict[str, tuple[int | None, bool, int]] = {}
+
+    def on_mount(self) -> None:
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        """(Re)create the nodes from the documents and problems, keeping the cursor on the same file."""
+        current = self.cursor_node.data if self.cursor_node is not None else None
+        self.clear()
+        self._leaves.clear()
+        folders: dict[tuple[str, ...], TreeNode[str]] = {(): self.root}
+        problems = {p.path: p for p in self.docs.problems}
+        entries = [(d.path, None) for d in self.docs.documents]
+        entries += [(p.path, p) for p in self.docs.problems if p.path not in {d.path for d in self.docs.documents}]
+        for path, problem in entries:
+            parts = PurePosixPath(path).parts
+            parent = self.root
+            for depth in range(1, len(parts)):
+                key = parts[:depth]
+                node = folders.get(key)
+                if node is None:
+                    node = parent.add(Text(visible(parts[depth - 1], oneline=True) + "/", style="bold"), expand=True)
+                    folders[key] = node
+                parent = node
+            if problem is not None:
+                parent.add_leaf(Text.assemble(("   ✖ ", "bold red"), (visible(parts[-1], oneline=True), "dim strike"),
+                                              (f"  {problem.code}", "red")))
+                continue
+            leaf = parent.add_leaf(self._label(path, problems.get(path) is not None), data=path)
+            self._leaves[path] = leaf
+        self.root.expand()
+        if current is not None and current in self._leaves:
+            self.select_path(current)
+
+    def _label(self, path: str, problem: bool = False) -> Text:
+        count, failed, errors = self._counts.get(path, (None, False, 0))
+        name = visible(PurePosixPath(path).name, oneline=True)
+        label = Text()
+        if failed:
+            label.append("   ✖ ", style="bold red")
+        elif count is None:
+            label.append("   · ", style="dim")
+        else:
+            label.append(f"{count:>4} ", style="#8b949e")
+        label.append(name, style="yellow" if problem else "")
+        if errors:
+            label.append(f" ●{errors}", style="bold #ff5f5f")
+        return label
+
+    def set_counts(self, result: TreeResult | None, lint_errors: dict[str, int] | None = None) -> None:
+        """Show each file's chunk count (and lint error count) from a tree run; None clears them."""
+        self._counts.clear()
+        if result is not None:
+            for path, e in result.entries.items():
+                self._counts[path] = (len(e.chunks), e.error is not None, (lint_errors or {}).get(path, 0))
+        for path, leaf in self._leaves.items():
+            leaf.set_label(self._label(path))
+
+    def select_path(self, path: str) -> None:
+        """Put the cursor on a file."""
+        leaf = self._leaves.get(path)
+        if leaf is None:
+            return
+        # NodeHighlighted follows as a message; the explorer ignores a file that is already open.
+        self.move_cursor(leaf)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.FileChosen(self, event.node.data))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.FileChosen(self, event.node.data))

@@ -1,0 +1,334 @@
+"""Ask the docs: a question, the ranked hits with the threshold drawn between kept and filtered, and the
+verdict on the chunk you expected. The first question indexes the tree in the background (cancellable).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Checkbox, Input, Label, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ...cli.common import snippet, visible
+from ...config import ResolvedStrategy
+from ..search import Answer, Expected, SearchSession, retrieval_available
+
+
+class QueryPane(Vertical):
+    """The query pane; the explorer gives it the strategy, the open file and the expected chunk."""
+
+    BINDINGS = [
+        Binding("ctrl+x", "cancel_index", "Stop indexing", id="query.cancel-index",
+                tooltip="stop indexing between batches; the next question resumes where it stopped"),
+    ]
+
+    DEFAULT_CSS = """
+    QueryPane { height: 100%; }
+    QueryPane #query-row { height: 1; }
+    QueryPane #query-input { width: 1fr; }
+    QueryPane Checkbox { border: none; padding: 0 1; height: 1; background: transparent; }
+    QueryPane #index-row { height: 1; display: none; }
+    QueryPane #index-row.-busy { display: block; }
+    QueryPane #index-progress { width: 40; }
+    QueryPane #index-status { width: 1fr; padding: 0 1; color: $text-muted; }
+    QueryPane #query-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    QueryPane #expect-status { height: auto; max-height: 3; padding: 0 1; display: none; }
+    QueryPane #expect-status.-shown { display: block; }
+    QueryPane #hits { height: 1fr; border: none; }
+    """
+
+    resolved: reactive[ResolvedStrategy | None] = reactive(None)
+    """The strategy whose index is asked."""
+    current_path: reactive[str | None] = reactive(None)
+    """The open file (for "this file only" and "this chapter only")."""
+    current_chapter: reactive[str | None] = reactive(None)
+    """The open file's chapter id."""
+    expected: reactive[Expected | None] = reactive(None)
+    """The chunk the user expects to answer the question (key `e`)."""
+
+    class JumpTo(Message):
+        """Show a hit's chunk in the source."""
+
+        def __init__(self, pane: "QueryPane", hit: Any) -> None:
+            super().__init__()
+            self.pane = pane
+            self.hit = hit
+
+        @property
+        def control(self) -> "QueryPane":
+            return self.pane
+
+    class Indexed(Message):
+        """Indexing finished (or stopped)."""
+
+        def __init__(self, resolved: ResolvedStrategy, report: Any) -> None:
+            super().__init__()
+            self.resolved = resolved
+            self.report = report
+
+    class Progress(Message):
+        """Indexing progress; a flood collapses into the latest."""
+
+        def __init__(self, done: int, total: int, stats: dict) -> None:
+            super().__init__()
+            self.done = done
+            self.total = total
+            self.stats = stats
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, QueryPane.Progress)
+
+    class Answered(Message):
+        """Hits for a question."""
+
+        def __init__(self, answer: Answer) -> None:
+            super().__init__()
+            self.answer = answer
+
+    def __init__(self, session: SearchSession, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.session = session
+        self._pending: str | None = None
+        self._answer: Answer | None = None
+        self._unavailable = retrieval_available()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="query-row"):
+            yield Input(placeholder="ask the docs a question, Enter to search", compact=True, id="query-input")
+            yield Checkbox("this file only", id="filter-file", compact=True,
+                           tooltip="only chunks of the open file")
+            yield Checkbox("this chapter only", id="filter-chapter", compact=True,
+                           tooltip="only chunks of the open file's chapter")
+        with Horizontal(id="index-row"):
+            yield ProgressBar(id="index-progress", show_eta=False)
+            yield Label("", id="index-status")
+        yield Static(id="expect-status")
+        yield Static(self._unavailable or "Ask a question. The first one indexes the tree with the current strategy "
+                     "(the model loads then).", id="query-status")
+        yield OptionList(id="hits")
+
+    def on_mount(self) -> None:
+        self._show_verdict()
+
+    def focus_input(self) -> None:
+        self.query_one("#query-input", Input).focus()
+
+    # --- asking ------------------------------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#query-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.ask(event.value)
+
+    @on(Checkbox.Changed)
+    def _filter_changed(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        if event.checkbox.id == "filter-file" and event.value:
+            self.query_one("#filter-chapter", Checkbox).value = False
+        elif event.checkbox.id == "filter-chapter" and event.value:
+            self.query_one("#filter-file", Checkbox).value = False
+        question = self.query_one("#query-input", Input).value
+        if question.strip() and self.resolved is not None and self.session.is_indexed(self.resolved):
+            self.ask(question)
+
+    def ask(self, question: str) -> None:
+        """Search now, or index first (in the background) and search when the index is ready."""
+        question = question.strip()
+        if not question:
+            return
+        if self._unavailable:
+            self._status(self._unavailable, error=True)
+            return
+        resolved = self.resolved
+        if resolved is None:
+            return
+        self._pending = question
+        if self.session.is_indexed(resolved):
+            self._start_search(question, resolved)
+        elif not self._indexing():
+            self._index(resolved)
+
+    def rebuild_index(self) -> None:
+        """Forget the current strategy's index and build it again (``index: rebuild``)."""
+        if self.resolved is None or self._unavailable:
+            return
+        self.workers.cancel_group(self, "index")
+        self._forget_then_index(self.resolved)
+
+    def action_cancel_index(self) -> None:
+        if self._indexing():
+            self.workers.cancel_group(self, "index")
+            self._status("Indexing stopped; ask again to resume where it stopped.")
+
+    def _indexing(self) -> bool:
+        return any(w.group == "index" and w.is_running for w in self.workers)
+
+    def _status(self, text: str | Text, error: bool = False) -> None:
+        st = self.query_one("#query-status", Static)
+        st.update(text if isinstance(text, Text) else Text(text, style="bold red" if error else ""))
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="indexing")
+    def _index(self, resolved: ResolvedStrategy) -> None:
+        worker = get_current_worker()
+        self.app.call_from_thread(self._show_indexing, resolved)
+
+        def progress(done: int, total: int, stats: dict) -> None:
+            self.post_message(self.Progress(done, total, stats))
+
+        report = self.session.index(resolved, progress, lambda: worker.is_cancelled)
+        self.post_message(self.Indexed(resolved, report))
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="rebuilding the index")
+    def _forget_then_index(self, resolved: ResolvedStrategy) -> None:
+        self.session.forget(resolved)
+        worker = get_current_worker()
+        self.app.call_from_thread(self._show_indexing, resolved)
+        report = self.session.index(resolved, lambda d, t, s: self.post_message(self.Progress(d, t, s)),
+                                    lambda: worker.is_cancelled)
+        self.post_message(self.Indexed(resolved, report))
+
+    def _show_indexing(self, resolved: ResolvedStrategy) -> None:
+        self.query_one("#index-row").add_class("-busy")
+        self.query_one("#index-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#index-status", Label).update(
+            f"indexing the tree with {resolved.label} (loading the model on first use)… ctrl+x stops")
+
+    def on_query_pane_progress(self, msg: "QueryPane.Progress") -> None:
+        bar = self.query_one("#index-progress", ProgressBar)
+        bar.update(total=max(msg.total, 1), progress=msg.done)
+        s = msg.stats
+        self.query_one("#index-status", Label).update(
+            f"{msg.done}/{msg.total} chunks written · {s.get('embedded', 0)} embedded · {s.get('cached', 0)} cached "
+            f"· {s.get('unchanged', 0)} unchanged  (ctrl+x stops)")
+
+    def on_query_pane_indexed(self, msg: "QueryPane.Indexed") -> None:
+        self.query_one("#index-row").remove_class("-busy")
+        r = msg.report
+        if r.cancelled:
+            self._status(f"Indexing stopped after {r.upserted} chunks; ask again to resume.")
+            return
+        self._status(f"Indexed {r.chunks} chunks with {msg.resolved.label} in {r.seconds:.1f}s "
+                     f"({r.embedded} embedded, {r.cached} from cache, {r.unchanged} unchanged"
+                     + (f", {r.truncated} truncated by the model" if r.truncated else "") + ").")
+        if self._pending and self.resolved is not None and msg.resolved.fingerprint() == self.resolved.fingerprint():
+            self._start_search(self._pending, self.resolved)
+
+    def _start_search(self, question: str, resolved: ResolvedStrategy) -> None:
+        """Read the filters here, on the UI thread, and search in a worker."""
+        path = self.current_path if self.query_one("#filter-file", Checkbox).value else None
+        chapter = self.current_chapter if self.query_one("#filter-chapter", Checkbox).value else None
+        self._status(f"searching “{visible(question, oneline=True)}”…")
+        self._search(question, resolved, path, chapter, self.expected, self.query_one("#query-input", Input))
+
+    @work(thread=True, exclusive=True, group="query", exit_on_error=False, name="search")
+    def _search(self, question: str, resolved: ResolvedStrategy, path: str | None, chapter: str | None,
+                expected: Expected | None, box: Input) -> None:
+        worker = get_current_worker()
+        answer = self.session.ask(resolved, question, path=path, chapter=chapter, expected=expected)
+        # A newer question (or the text changed since) makes this answer stale: drop it.
+        if worker.is_cancelled or box.value.strip() != question:
+            return
+        self.post_message(self.Answered(answer))
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """A failed index or search (no model, a store in use, a server down): say so here, notify once."""
+        if event.state != WorkerState.ERROR:
+            return
+        self.query_one("#index-row").remove_class("-busy")
+        err = event.worker.error
+        self._status(visible(f"{event.worker.name} failed: {err}", oneline=True), error=True)
+        report = getattr(self.screen, "report_failure", None)
+        if report is not None:
+            report(event.worker)
+
+    def on_query_pane_answered(self, msg: "QueryPane.Answered") -> None:
+        self._show_answer(msg.answer)
+
+    # --- showing -----------------------------------------------------------------------------------------------
+
+    def _show_answer(self, a: Answer) -> None:
+        self._answer = a
+        hits = self.query_one("#hits", OptionList)
+        hits.clear_options()
+        where = ""
+        if a.filters.get("path"):
+            where = f" in {a.filters['path']}"
+        elif a.filters.get("chapter"):
+            where = f" in chapter {a.filters['chapter']}"
+        kept = sum(1 for h in a.hits if h.kept)
+        self._status(Text.assemble(
+            (f"{kept} of {len(a.hits)} hits pass the threshold {a.threshold}", "bold"),
+            f"{where} · top {a.k} · {a.strategy_label} · {a.seconds * 1000:.0f} ms"))
+        exp = a.verdict.expected if a.verdict else None
+        line_drawn = False
+        options: list[Option] = []
+        for i, h in enumerate(a.hits):
+            if not h.kept and not line_drawn and a.threshold is not None:
+                options.append(Option(Text(f"──── threshold {a.threshold} ──── below it: filtered out, not sent "
+                                           "to the model ────", style="bold #e5c07b"), disabled=True))
+                line_drawn = True
+            mine = exp is not None and h.path == exp.path and h.start < exp.end and exp.start < h.end
+            options.append(Option(self._hit_text(h, mine), id=f"hit-{i}"))
+        if not line_drawn and a.threshold is not None and a.hits:
+            options.append(Option(Text(f"──── threshold {a.threshold} ──── every hit above passes ────",
+                                       style="dim #e5c07b"), disabled=True))
+        if not a.hits:
+            options.append(Option(Text("no hits", style="dim italic"), disabled=True))
+        hits.add_options(options)
+        self._show_verdict()
+
+    def _hit_text(self, h: Any, mine: bool) -> Text:
+        t = Text()
+        t.append("★ " if mine else "  ", style="bold #e5c07b")
+        t.append(f"{h.rank:>2} ", style="bold")
+        t.append(f"{h.score:.3f} ", style="#7ee787" if h.kept else "#ff8787")
+        t.append(visible(h.citation or " › ".join(h.heading_path), oneline=True), style="bold" if h.kept else "dim")
+        t.append(f"  {visible(h.path, oneline=True)}:{h.start_line}", style="#58a6ff")
+        if h.embed_tokens and h.tokens:
+            t.append(f"  {h.tokens} tok", style="dim")
+        t.append("\n     " + snippet(h.text, 140), style="dim" if h.kept else "dim italic")
+        return t
+
+    def watch_expected(self) -> None:
+        self._show_verdict()
+
+    def _show_verdict(self) -> None:
+        if not self.query("#expect-status"):
+            return
+        box = self.query_one("#expect-status", Static)
+        exp = self.expected
+        box.set_class(exp is not None, "-shown")
+        if exp is None:
+            return
+        a = self._answer
+        t = Text.assemble(("expected ", "bold"), (exp.describe(), "#58a6ff"))
+        if a is None or a.verdict is None or a.verdict.expected != exp:
+            t.append("  — ask a question (Enter) to see its rank", style="dim")
+        else:
+            v = a.verdict
+            if v.hit:
+                t.append(f"  ✔ found: rank {v.rank}, score {v.score:.3f}", style="bold #7ee787")
+            else:
+                t.append(f"  ✖ missed ({v.reason})", style="bold #ff5f5f")
+                if v.rank is not None and v.score is not None:
+                    t.append(f": rank {v.rank}, score {v.score:.3f}", style="#ff8787")
+                if v.detail and not v.detail.startswith("rank "):  # "rank N" is already said
+                    t.append(f" — {visible(v.detail, oneline=True)}", style="")
+        box.update(t)
+
+    @on(OptionList.OptionSelected, "#hits")
+    def _hit_chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        oid = event.option.id
+        if self._answer is None or not oid or not oid.startswith("hit-"):
+            return
+        self.post_message(self.JumpTo(self, self._answer.hits[int(oid[4:])]))

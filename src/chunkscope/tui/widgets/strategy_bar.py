@@ -1,0 +1,239 @@
+"""The strategy picker and a parameter editor built from the strategy's declared Params, validated as you type."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, HorizontalScroll, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Input, Label, Select
+
+from ...chunk import Param, ParamError, UnknownStrategy, strategy_class
+from ...config import Config, ResolvedStrategy
+from ..session import available_strategies, resolve
+
+
+def param_text(p: Param, value: Any) -> str:
+    """A parameter value as the editor shows it (what `Param.coerce` reads back)."""
+    if p.type in (list, dict):
+        return json.dumps(value, ensure_ascii=False)
+    if p.type is bool:
+        return "true" if value else "false"
+    return str(value)
+
+
+class StrategyBar(Widget):
+    """Pick a strategy or preset; edit its parameters; every valid change is posted as `StrategyBar.Changed`."""
+
+    DEFAULT_CSS = """
+    StrategyBar { height: auto; }
+    StrategyBar > Vertical { height: auto; }
+    StrategyBar #bar-row { height: 1; }
+    StrategyBar .bar-label { padding: 0 1 0 0; color: $text-muted; }
+    StrategyBar #strategy-select { width: 26; margin-right: 2; }
+    StrategyBar #params { height: 1; scrollbar-size-horizontal: 0; }
+    StrategyBar .param-label { padding: 0 1 0 1; }
+    StrategyBar .param-range { padding: 0 1 0 0; color: $text-muted; }
+    StrategyBar Input.param { width: 10; }
+    StrategyBar Input.param.-wide { width: 28; }
+    StrategyBar Input.param.-invalid { background: $error 30%; }
+    StrategyBar Select.param { width: 16; }
+    StrategyBar #param-status { height: 1; color: $text-muted; padding: 0 1; }
+    StrategyBar #param-status.-error { color: $error; text-style: bold; }
+    """
+
+    resolved: reactive[ResolvedStrategy | None] = reactive(None, init=False)
+    """The strategy in force; a different strategy name rebuilds the parameter editor."""
+
+    class Changed(Message):
+        """The user picked a strategy or changed a parameter to a valid value."""
+
+        def __init__(self, bar: "StrategyBar", resolved: ResolvedStrategy) -> None:
+            super().__init__()
+            self.bar = bar
+            self.resolved = resolved
+
+        @property
+        def control(self) -> "StrategyBar":
+            return self.bar
+
+    def __init__(self, config: Config, resolved: ResolvedStrategy, *, id: str | None = None, title: str = "strategy") -> None:
+        super().__init__(id=id)
+        self.config = config
+        self.title = title
+        self._base = self._base_name(resolved)
+        self._available = available_strategies()
+        self._status_text = ""
+        self.set_reactive(StrategyBar.resolved, resolved)
+
+    def _base_name(self, resolved: ResolvedStrategy) -> str:
+        """The strategy or preset name a resolved strategy came from (its label without parameters)."""
+        name = resolved.label.split("(", 1)[0]
+        return name if name in self.config.presets else resolved.name
+
+    def options(self) -> list[tuple[Text | str, str]]:
+        opts: list[tuple[Text | str, str]] = []
+        for name, problem in self._available.items():
+            if problem is None:
+                opts.append((name, name))
+        for name, preset in self.config.presets.items():
+            opts.append((Text.assemble(name, (f" ({preset['strategy']})", "dim")), name))
+        return opts
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            with Horizontal(id="bar-row"):
+                yield Label(self.title, classes="bar-label")
+                yield Select(self.options(), value=self._base, allow_blank=False, compact=True, id="strategy-select",
+                             tooltip="the chunking strategy (or a preset from your config)")
+                # The editor is composed with the bar (one layout pass at start-up); rebuilt on a new strategy.
+                yield HorizontalScroll(*self._param_widgets(), id="params", can_focus=False)
+            yield Label("", id="param-status")
+
+    # --- the editor --------------------------------------------------------------------------------------------
+
+    def _params_of(self, base: str) -> tuple[Param, ...]:
+        name = self.config.presets[base]["strategy"] if base in self.config.presets else base
+        return strategy_class(name).parameters
+
+    async def _build_params(self) -> None:
+        box = self.query_one("#params", HorizontalScroll)
+        await box.remove_children()  # ids are reused: the old inputs must be gone first
+        await box.mount_all(self._param_widgets())
+        self._status("")
+
+    def _param_widgets(self) -> list[Widget]:
+        """A label, a typed input (or a choice) and the range, for each declared parameter."""
+        resolved = self.resolved
+        if resolved is None:
+            return []
+        widgets: list[Widget] = []
+        for p in self._params_of(self._base):
+            value = resolved.params.get(p.name, p.default)
+            tip = p.help + (f" ({p.range_text()})" if p.range_text() else "")
+            widgets.append(Label(p.name, classes="param-label"))
+            if p.choices or p.type is bool:
+                choices = p.choices or (True, False)
+                sel = Select([(param_text(p, c), c) for c in choices], value=value if value in choices else choices[0],
+                             allow_blank=False, compact=True, id=f"param-{p.name}", classes="param", tooltip=tip)
+                widgets.append(sel)
+            else:
+                # Typed: an integer field takes only digits, a number field a decimal; coerce() checks the rest.
+                kind = {int: "integer", float: "number"}.get(p.type, "text")
+                inp = Input(param_text(p, value), type=kind, compact=True, id=f"param-{p.name}", classes="param",
+                            tooltip=tip, select_on_focus=True)
+                if p.type in (list, dict, str):
+                    inp.add_class("-wide")
+                widgets.append(inp)
+                if p.min is not None or p.max is not None:
+                    widgets.append(Label(p.range_text(), classes="param-range"))
+        return widgets
+
+    def _status(self, text: str, error: bool = False) -> None:
+        status = self.query_one("#param-status", Label)
+        if text != self._status_text:  # an update refreshes the layout: only when it changes
+            self._status_text = text
+            status.update(text)
+        status.set_class(error, "-error")
+
+    async def watch_resolved(self, old: ResolvedStrategy | None, new: ResolvedStrategy | None) -> None:
+        if new is None:
+            return
+        base = self._base_name(new)
+        if old is not None and base == self._base and old.fingerprint() == new.fingerprint():
+            return
+        if base != self._base or old is None or not self._inputs_match(new):
+            self._base = base
+            select = self.query_one("#strategy-select", Select)
+            if select.value != base:
+                with select.prevent(Select.Changed):
+                    select.value = base
+            await self._build_params()
+
+    def _inputs_match(self, resolved: ResolvedStrategy) -> bool:
+        """Whether the editor already shows these parameter values (so typing is never interrupted)."""
+        try:
+            shown = self._collect()[0]
+        except Exception:  # noqa: BLE001
+            return False
+        return bool(shown) and all(resolved.params.get(k) == v for k, v in shown.items())
+
+    def _collect(self) -> tuple[dict[str, Any], list[tuple[Widget, str]]]:
+        """Every editor value, coerced by its Param; the widgets whose text is invalid, with the reason."""
+        values: dict[str, Any] = {}
+        errors: list[tuple[Widget, str]] = []
+        strategy = self.resolved.name if self.resolved else self._base
+        for p in self._params_of(self._base):
+            try:
+                w = self.query_one(f"#param-{p.name}")
+            except Exception:  # noqa: BLE001 - editor not built yet
+                continue
+            raw = w.value if isinstance(w, (Input, Select)) else None
+            try:
+                values[p.name] = p.coerce(raw, strategy)
+            except ParamError as exc:
+                errors.append((w, str(exc)))
+        return values, errors
+
+    def _apply(self) -> None:
+        values, errors = self._collect()
+        for w in self.query(".param"):
+            w.remove_class("-invalid")
+        if errors:
+            for w, _ in errors:
+                w.add_class("-invalid")
+            self._status("✖ " + errors[0][1], error=True)
+            return
+        try:
+            defaults = resolve(self.config, self._base).params
+            overrides = {k: v for k, v in values.items() if defaults.get(k) != v}
+            new = resolve(self.config, self._base, overrides)
+        except (ParamError, UnknownStrategy) as exc:
+            self._status("✖ " + str(exc), error=True)
+            return
+        self._status("")
+        if self.resolved is not None and new.fingerprint() == self.resolved.fingerprint() and new.label == self.resolved.label:
+            return
+        self.set_reactive(StrategyBar.resolved, new)
+        self.post_message(self.Changed(self, new))
+
+    @on(Input.Changed, ".param")
+    def _param_typed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._apply()
+
+    @on(Select.Changed, ".param")
+    def _param_chosen(self, event: Select.Changed) -> None:
+        event.stop()
+        self._apply()
+
+    @on(Select.Changed, "#strategy-select")
+    async def _strategy_chosen(self, event: Select.Changed) -> None:
+        event.stop()
+        base = event.value
+        if not isinstance(base, str) or base == self._base:
+            return
+        try:
+            new = resolve(self.config, base)
+        except Exception as exc:  # noqa: BLE001 - ParamError, or a strategy module that fails to import
+            self._status("✖ " + str(exc), error=True)
+            return
+        self._base = base
+        self.set_reactive(StrategyBar.resolved, new)
+        await self._build_params()
+        self.post_message(self.Changed(self, new))
+
+    def on_descendant_focus(self, event) -> None:
+        w = event.widget
+        if w.id and w.id.startswith("param-") and not self.query_one("#param-status", Label).has_class("-error"):
+            name = w.id.removeprefix("param-")
+            p = next((p for p in self._params_of(self._base) if p.name == name), None)
+            if p is not None:
+                rng = p.range_text()
+                self._status(f"{p.name}: {p.help}" + (f"  [{rng}]" if rng else ""))

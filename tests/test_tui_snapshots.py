@@ -1,0 +1,95 @@
+"""Snapshots of the explorer's main views on sample_docs (pytest-textual-snapshot, fixed size and settings).
+
+Regenerate after an intended change of the views with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+and look at the SVGs under ``tests/__snapshots__/`` before committing them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytest_textual_snapshot")
+
+from chunkscope.config import load_config, resolve_strategy  # noqa: E402
+from chunkscope.docs import load_docs  # noqa: E402
+from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
+from chunkscope.tui.screens.compare import CompareScreen  # noqa: E402
+from chunkscope.tui.widgets.docs_tree import DocsTreeView  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
+SIZE = (160, 50)
+FK = "module-1-foundations/02-forward-kinematics.md"
+
+
+def make_app(strategy: str | None = None) -> ChunkscopeApp:
+    cfg = load_config(SAMPLE)
+    return ChunkscopeApp(load_docs(SAMPLE, ignore=cfg.ignore), cfg, resolve_strategy(cfg, strategy))
+
+
+async def until(pilot, cond, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("the view did not settle")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def settle(pilot, path: str = FK, chunk: int | None = 2) -> None:
+    """Open ``path`` as a person would, wait for every worker, select a chunk."""
+    app = pilot.app
+    ex = app.explorer
+    await until(pilot, lambda: ex.result is not None and ex.result.complete and ex.tree_result is not None)
+    tree = ex.query_one(DocsTreeView)
+    tree.move_cursor(tree._leaves[path])  # noqa: SLF001
+    await until(pilot, lambda: ex.result.doc.path == path and ex.result.complete and ex.tree_result is not None)
+    if chunk is not None:
+        ex.selected = chunk
+        ex.query_one("#source").scroll_to_chunk(chunk)
+    ex.query_one("#source").focus()
+    await pilot.pause()
+
+
+def test_explorer_view(snap_compare):
+    async def run_before(pilot):
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_lint_view(snap_compare):
+    async def run_before(pilot):
+        await settle(pilot, chunk=None)
+        await pilot.press("l")
+        await until(pilot, lambda: pilot.app.explorer.query("#findings")
+                    and pilot.app.explorer.query_one("#findings").option_count > 0)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_compare_view(snap_compare):
+    async def run_before(pilot):
+        await settle(pilot, chunk=None)
+        pilot.app.explorer.action_compare("fixed")
+        await until(pilot, lambda: isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.diff is not None)
+        pilot.app.screen.query_one("#side-a").focus()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_query_view_before_the_first_question(snap_compare):
+    async def run_before(pilot):
+        await settle(pilot, chunk=3)
+        await pilot.press("e")
+        await until(pilot, lambda: pilot.app.explorer.query("#expect-status"))
+        pilot.app.explorer.query_one("#source").focus()
+        await pilot.pause()
+        # Toasts time out on their own clock: clear them so the picture does not depend on timing.
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
