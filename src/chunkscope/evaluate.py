@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .chunk import Chunk, Strategy
     from .docs import Document, DocsTree
     from .embed import Embedder
+    from .retrieval import Retriever
     from .store import Hit, IndexReport, Store
 
 DEFAULT_KS = (1, 3, 5, 10)
@@ -415,7 +416,7 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
              ks: Sequence[int] = DEFAULT_KS, threshold: float | None = None, embedder: "Embedder | None" = None,
              store_factory: Callable[[str, "Strategy"], "Store"] | None = None, on_progress: ProgressFn | None = None,
              *, miss_k: int = 5, depth: int = DEFAULT_DEPTH, should_stop: Any = None,
-             site_url: str | None = None) -> list[EvalResult]:
+             site_url: str | None = None, regions: Sequence[Region] | None = None) -> list[EvalResult]:
     """Index the tree with each strategy and score every query; one `EvalResult` per strategy, in order.
 
     Args:
@@ -429,15 +430,20 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
             written) or "query" (done/total are queries), ``stats["strategy"]`` the label.
         miss_k: the rank a query must reach to count as a hit in the per-query verdicts (the seeds' top-5).
         depth: how deep to search to find the rank of a missed answer.
+        regions: the answer region of each query, already resolved (one per query, in order); the label-free
+            probe (`chunkscope.tuning`) makes its own. Default: `resolve_region` of each query's expectation.
     """
-    from .embed import Cancelled, Embedder, stop_requested
+    from .embed import Cancelled, Embedder
     from .retrieval import Retriever
     from .store import Store
 
     ks = tuple(sorted(set(int(k) for k in ks)))
     if not ks or ks[0] < 1:
         raise ValueError("ks must be positive integers")
-    regions = [resolve_region(tree, q) for q in queries]
+    if regions is None:
+        regions = [resolve_region(tree, q) for q in queries]
+    elif len(regions) != len(queries):
+        raise ValueError(f"{len(regions)} regions for {len(queries)} queries")
     embedder = embedder or Embedder()
     own_store: Store | None = None
     results: list[EvalResult] = []
@@ -460,33 +466,60 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
             report = retriever.ensure_indexed(index_progress, should_stop)
             if report.cancelled:
                 raise Cancelled(f"evaluation stopped while indexing {label}")
-            by_path: dict[str, list["Chunk"]] = {}
-            for c in retriever.chunks:
-                by_path.setdefault(c.path, []).append(c)
-            per_query: list[QueryResult] = []
-            for i, (case, region, vec) in enumerate(zip(queries, regions, qvecs)):
-                if stop_requested(should_stop):
-                    raise Cancelled(f"evaluation stopped at query {i + 1} of {len(queries)} ({label})")
-                doc = tree.get(region.path)
-                assert doc is not None  # resolve_region checked it
-                relevant = [c for c in by_path.get(region.path, []) if overlaps(doc.text, c.start, c.end, region)]
-                hits = retriever.search(vec, k=max(depth, max(ks), miss_k), threshold=threshold)
-                per_query.append(judge(case, region, doc, hits, relevant, ks, miss_k, threshold, tokenizer, depth))
-                if on_progress is not None:
-                    on_progress(i + 1, len(queries), {"phase": "query", "strategy": label})
-            results.append(EvalResult(
-                strategy_label=label,
-                metrics=mean_metrics(q.metrics for q in per_query),
-                per_query=per_query,
-                strategy=strategy.name,
-                params=dict(strategy.params),
-                chunks=len(retriever.chunks),
-                threshold=threshold,
-                ks=ks,
-                miss_k=miss_k,
-                index=report,
-            ))
+            results.append(score_retriever(retriever, label, queries, regions, qvecs, ks=ks, threshold=threshold,
+                                           miss_k=miss_k, depth=depth, tokenizer=tokenizer, on_progress=on_progress,
+                                           should_stop=should_stop, report=report))
     finally:
         if own_store is not None:
             own_store.close()
     return results
+
+
+def score_retriever(retriever: "Retriever", label: str, queries: Sequence[QueryCase], regions: Sequence[Region],
+                    qvecs: Any, *, ks: Sequence[int] = DEFAULT_KS, threshold: float | None = None, miss_k: int = 5,
+                    depth: int = DEFAULT_DEPTH, tokenizer: Any = None, on_progress: ProgressFn | None = None,
+                    should_stop: Any = None, report: "IndexReport | None" = None) -> EvalResult:
+    """Score queries against a retriever whose collection is already indexed (`evaluate` does one per strategy).
+
+    ``qvecs`` holds one query vector per query; ``regions`` one resolved region per query. Progress is reported
+    as ``on_progress(done, total, {"phase": "query", "strategy": label})``. Raises `Cancelled` when stopped.
+    """
+    from .embed import Cancelled, stop_requested
+
+    ks = tuple(sorted(set(int(k) for k in ks)))
+    tree = retriever.tree
+    by_path: dict[str, list["Chunk"]] = {}
+    for c in retriever.chunks:
+        by_path.setdefault(c.path, []).append(c)
+    per_query: list[QueryResult] = []
+    for i, (case, region, vec) in enumerate(zip(queries, regions, qvecs)):
+        if stop_requested(should_stop):
+            raise Cancelled(f"evaluation stopped at query {i + 1} of {len(queries)} ({label})")
+        doc = tree.get(region.path)
+        if doc is None:
+            raise QueriesError(f"{case.where}: expected file {region.path!r} is not in the docs tree")
+        relevant = [c for c in by_path.get(region.path, []) if overlaps(doc.text, c.start, c.end, region)]
+        # Search as deep as the metrics look first; only a query with no relevant chunk there needs the deep
+        # search (for the rank of its miss). judge() gives the same verdict either way: everything it reads
+        # beyond the top max(ks) is the first relevant rank. Local mode copies every returned payload, so a
+        # deep search costs ~10x a shallow one.
+        shallow = max(max(ks), miss_k)
+        hits = retriever.search(vec, k=shallow, threshold=threshold)
+        if depth > shallow and not any(h.path == region.path and overlaps(doc.text, h.start, h.end, region) for h in hits):
+            hits = retriever.search(vec, k=depth, threshold=threshold)
+        per_query.append(judge(case, region, doc, hits, relevant, ks, miss_k, threshold, tokenizer, depth))
+        if on_progress is not None:
+            on_progress(i + 1, len(queries), {"phase": "query", "strategy": label})
+    strategy = retriever.strategy
+    return EvalResult(
+        strategy_label=label,
+        metrics=mean_metrics(q.metrics for q in per_query),
+        per_query=per_query,
+        strategy=strategy.name,
+        params=dict(strategy.params),
+        chunks=len(retriever.chunks),
+        threshold=threshold,
+        ks=ks,
+        miss_k=miss_k,
+        index=report,
+    )

@@ -61,6 +61,7 @@ class ChunkscopeApp(App[int]):
             self.pop_screen()
             return
         from .screens.compare import CompareScreen
+        from .screens.evaluation import EvaluationScreen
         from .widgets.query_pane import QueryPane
         from .widgets.source_view import SourceView
 
@@ -70,6 +71,7 @@ class ChunkscopeApp(App[int]):
             ("Source view", list(SourceView.BINDINGS)),
             ("Query pane", list(QueryPane.BINDINGS)),
             ("Compare mode", list(CompareScreen.BINDINGS)),
+            ("Evaluation", list(EvaluationScreen.BINDINGS)),
         ]
         keymap = {k: ",".join(v) if isinstance(v, (list, tuple)) else str(v) for k, v in (self._keymap or {}).items()}
         self.push_screen(HelpScreen(groups, keymap))

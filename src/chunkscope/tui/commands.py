@@ -29,6 +29,8 @@ class ChunkscopeCommands(Provider):
             out.append((f"compare: {name}", partial(app.compare_with, name),
                         f"the open file cut by the current strategy and by {name}, side by side"))
         out += [
+            ("evaluate: presets", explorer.action_evaluate,
+             "probe the current strategy and every configured preset; their retrieval metrics side by side"),
             ("index: rebuild", explorer.rebuild_index, "drop this strategy's vector index and build it again"),
             ("export: chunks as JSONL", explorer.export_chunks,
              "write every chunk of the tree (current strategy) to a .jsonl file in the working directory"),

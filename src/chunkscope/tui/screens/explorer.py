@@ -50,6 +50,8 @@ class ExplorerScreen(Screen):
         Binding("l", "lint", "Lint", id="explorer.lint", tooltip="the tree's lint findings; Enter jumps to one"),
         Binding("c", "compare", "Compare", id="explorer.compare",
                 tooltip="two strategies (or parameter sets) side by side on this file"),
+        Binding("v", "evaluate", "Evaluate", id="explorer.evaluate",
+                tooltip="probe the current strategy and every preset: retrieval metrics side by side"),
         Binding("e", "expect", "Expect chunk", id="explorer.expect",
                 tooltip="the query pane then shows this chunk's rank for the question, and why it missed"),
         Binding("n", "next_chunk", "Next chunk", id="explorer.next-chunk", tooltip="select the next chunk"),
@@ -574,6 +576,11 @@ class ExplorerScreen(Screen):
             self.notify("Open a file first.", severity="warning")
             return
         self.app.push_screen(CompareScreen(self.docs, self.config, self.current_path, self.resolved, other))
+
+    def action_evaluate(self) -> None:
+        from .evaluation import EvaluationScreen
+
+        self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search))
 
     async def rebuild_index(self) -> None:
         await self._show_pane("query-pane")

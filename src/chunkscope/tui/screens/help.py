@@ -61,8 +61,8 @@ def legend() -> Text:
 
 
 COMMANDS_HELP = (
-    "Command palette (ctrl+p): “strategy: <name>”, “compare: <name>”, “index: rebuild”, "
-    "“export: chunks as JSONL”, “view: lint”, “view: query”, “help: keys”."
+    "Command palette (ctrl+p): “strategy: <name>”, “compare: <name>”, “evaluate: presets”, "
+    "“index: rebuild”, “export: chunks as JSONL”, “view: lint”, “view: query”, “help: keys”."
 )
 
 

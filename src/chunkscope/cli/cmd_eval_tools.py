@@ -1,0 +1,324 @@
+"""``probe`` and ``sweep``: a retrieval check that needs no labels, and a parameter grid scored end to end.
+
+Registered by ``cmd_tuning.register`` (after ``compare``). The work is done by `chunkscope.tuning`; this module
+parses arguments, shows progress on stderr and prints tables, JSON and the winning preset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from ..chunk import ParamError
+from .cmd_retrieval import _add_store_args, graceful_interrupt, make_embedder, open_store
+from .common import EXIT_OK, EXIT_USAGE, add_docs_arg, console, error, human_bytes, json_line, load_context, visible
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("probe", help="label-free retrieval check: does each section heading find its own section?")
+    add_docs_arg(p)
+    p.add_argument("--strategy", "-s", action="append", metavar="NAME",
+                   help="strategy or preset (repeat to compare); default from config, else recursive")
+    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="override a strategy parameter (repeatable)")
+    p.add_argument("--config", metavar="FILE", help="config file (default: chunkscope.toml or pyproject.toml nearest the docs)")
+    _add_store_args(p)
+    _add_probe_args(p)
+    p.add_argument("-k", type=int, default=5, help="a heading is answered when its section ranks within k (default 5)")
+    p.add_argument("--show", type=int, default=30, metavar="N", help="list at most N missed sections per list (0: all)")
+    p.add_argument("--json", action="store_true", help="machine-readable output, with every section's result")
+    p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser("sweep", help="score every combination of parameter values; print the best as a preset")
+    add_docs_arg(p)
+    p.add_argument("queries", nargs="?", metavar="QUERIES",
+                   help="JSONL or YAML queries as for eval (or --probe for the label-free set)")
+    p.add_argument("--strategy", "-s", metavar="NAME", help="strategy or preset to sweep (default from config)")
+    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="a parameter every point shares")
+    p.add_argument("--config", metavar="FILE", help="config file")
+    p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
+                   help="values of one parameter (repeat for more parameters; every combination is scored)")
+    p.add_argument("-k", type=int, default=5, help="cut-off of the default metric hit@k and of MRR (default 5)")
+    p.add_argument("--metric", metavar="METRIC", help="what ranks the points: hit@N, mrr, recall@N, ndcg@N (default hit@k)")
+    p.add_argument("--probe", action="store_true", help="score on the section headings instead of QUERIES")
+    _add_probe_args(p)
+    p.add_argument("--threshold", type=float, default=None, help="score threshold for QUERIES (default from config, else none)")
+    p.add_argument("--keep", action="store_true", help="keep the sweep's collections in the store afterwards")
+    p.add_argument("--preset-name", default="sweep-best", metavar="NAME", help="name of the printed preset (default sweep-best)")
+    _add_store_args(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_sweep)
+
+
+def _add_probe_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--levels", default="2-4", metavar="A-B", help="heading levels that become questions (default 2-4)")
+    p.add_argument("--max-queries", type=int, default=None, metavar="N",
+                   help="use N questions spread evenly over the tree (deterministic)")
+    p.add_argument("--keep-duplicates", action="store_true",
+                   help="also ask headings whose text occurs more than once in the tree (e.g. every 'Summary')")
+
+
+def _console():
+    """The common console; piped into a file or another program it is 120 columns wide (not rich's 80), so
+    the tables keep their columns whole, and lines that are longer are left unwrapped (soft wrap)."""
+    con = console()
+    if not con.is_terminal:
+        con.width = max(con.width, 120)
+    return con
+
+
+def _max_queries(n: int | None) -> int | None:
+    if n is not None and n < 1:
+        raise ParamError(f"--max-queries must be at least 1, got {n}")
+    return n
+
+
+def _check_k(k: int) -> int:
+    if k < 1:
+        raise ParamError(f"-k must be positive, got {k}")
+    return k
+
+
+@contextmanager
+def config_progress(title: str, quiet: bool = False) -> Iterator[Callable[[int, int, dict[str, Any]], None]]:
+    """A rich progress bar on stderr over configurations (strategies or grid points), with the current step."""
+    if quiet or not sys.stderr.isatty():
+        yield lambda done, total, stats: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(), console=console(sys.stderr), transient=True,
+    )
+    task = progress.add_task(title, total=None, detail="")
+
+    def on_progress(done: int, total: int, stats: dict[str, Any]) -> None:
+        phase = stats.get("phase", "")
+        of = stats.get("step_total") or 0
+        frac = (stats.get("step_done", 0) / of) if of and phase in ("embed", "index", "query") else 0.0
+        detail = visible(str(stats.get("label", "")), oneline=True)
+        if phase in ("embed", "index", "query"):
+            detail += f": {phase} {stats.get('step_done', 0)}/{of}"
+        if "embedded" in stats and phase != "index":
+            detail += f" · {stats['embedded']} embedded, {stats.get('cached', 0)} cached"
+        progress.update(task, completed=min(total, done + frac), total=total, detail=detail)
+
+    with progress:
+        yield on_progress
+
+
+# --- probe ----------------------------------------------------------------------------------------------------
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from ..tuning import parse_levels, probe, probe_sections
+    from .common import strategies_from_args
+
+    ctx = load_context(args)
+    k = _check_k(args.k)
+    lo, hi = parse_levels(args.levels)
+    resolved = strategies_from_args(args, ctx.config)
+    pset = probe_sections(ctx.tree, min_level=lo, max_level=hi, max_queries=_max_queries(args.max_queries),
+                          unique=not args.keep_duplicates)
+    if not pset.sections:
+        error(f"nothing to probe: no heading at levels {lo}-{hi} has a body ({pset.headings} headings found)")
+        return EXIT_OK
+    embedder = make_embedder(ctx, args)
+    with open_store(ctx, args) as store:
+        with graceful_interrupt() as stop, config_progress("probe", quiet=args.json) as on_progress:
+            result = probe(ctx.tree, [(r.label, r.strategy) for r in resolved], k=k, probe_set=pset,
+                           embedder=embedder, store=store, on_progress=on_progress, should_stop=stop.is_set,
+                           site_url=ctx.config.site_url or None)
+    if args.json:
+        print(json_line(result.to_dict()))
+    else:
+        print_probe(result, args.show)
+    if result.cancelled:
+        print("chunkscope: stopped early; the results above cover only the strategies that finished", file=sys.stderr)
+        return 130
+    return EXIT_OK
+
+
+def _skipped_text(skipped: dict[str, int]) -> str:
+    parts = [f"{n} {why}" for why, n in skipped.items() if n]
+    return ("; skipped " + ", ".join(parts)) if parts else ""
+
+
+def print_probe(result, show: int = 30) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    con = _console()
+    ps = result.probe_set
+    lo, hi = ps.levels
+    con.print(Text(f"probe: {len(ps.sections)} section headings (levels {lo}-{hi}) asked, answer = the section's "
+                   f"body within top {result.k}{_skipped_text(ps.skipped)}", style="dim"), soft_wrap=True)
+    if not result.outcomes:
+        return
+    t = Table(title=f"label-free retrieval on {len(ps.sections)} headings", title_justify="left")
+    t.add_column("strategy")
+    cols = ["hit@1", f"hit@{result.k}", "mrr"] if result.k != 1 else ["hit@1", "mrr"]
+    for col in ("chunks", *[c if c != "mrr" else f"MRR@{result.k}" for c in cols], "misses", "heading cut off"):
+        t.add_column(col, justify="right")
+    several = len(result.outcomes) > 1
+    if several:
+        t.add_column("missed only here", justify="right")
+    best = {c: max(o.metrics.get(c, 0.0) for o in result.outcomes) for c in cols}
+    for o in result.outcomes:
+        row: list[Any] = [Text(visible(o.label, oneline=True)), str(o.chunks)]
+        for c in cols:
+            v = o.metrics.get(c, 0.0)
+            row.append(Text(f"{v:.3f}", style="bold green" if several and v == best[c] else ""))
+        row += [str(o.misses), str(sum(o.cut_off))]
+        if several:
+            row.append(str(len(result.missed_only_by(o.label))))
+        t.add_row(*row)
+    con.print(t)
+
+    def listing(title: str, sections, outcome=None) -> None:
+        if not sections:
+            return
+        con.print()
+        con.print(Text(f"{title} ({len(sections)})", style="bold"))
+        limit = len(sections) if show <= 0 else show
+        index = {id(s): i for i, s in enumerate(result.sections)}
+        for s in sections[:limit]:
+            line = Text(f"  {visible(s.where, oneline=True)}  ", style="cyan") + Text(visible(s.heading, oneline=True))
+            notes = []
+            for o in ([outcome] if outcome is not None else result.outcomes):
+                i = index[id(s)]
+                why = "heading cut off" if o.cut_off[i] else (o.reasons[i] or "")
+                if o.ranks[i] is not None:
+                    why += f", rank {o.ranks[i]}"
+                notes.append(why if outcome is not None or not several else f"{o.label}: {why}")
+            line += Text("  — " + visible("; ".join(notes), oneline=True), style="dim")
+            con.print(line, soft_wrap=True)
+        if len(sections) > limit:
+            con.print(Text(f"  … and {len(sections) - limit} more (--show 0 lists all, --json has every section)",
+                           style="dim"))
+
+    listing("missed by every strategy" if several else "missed", result.missed_by_all())
+    if several:
+        for o in result.outcomes:
+            listing(f"missed only by {o.label}", result.missed_only_by(o.label), o)
+
+
+# --- sweep ----------------------------------------------------------------------------------------------------
+
+
+def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
+    """The strategy to sweep and the parameters every point shares (config defaults, a preset's, --param)."""
+    from ..chunk import strategy_class
+    from ..config import parse_param_args
+
+    name = args.strategy or cfg.strategy
+    cli = parse_param_args(args.param)
+    if name in cfg.presets:
+        preset = dict(cfg.presets[name])
+        strat = preset.pop("strategy")
+        base = {**cfg.strategies.get(strat, {}), **preset, **cli}
+    else:
+        strat = name
+        base = {**cfg.strategies.get(strat, {}), **cli}
+    cls = strategy_class(strat)  # UnknownStrategy lists the names
+    declared = [p.name for p in cls.parameters]
+    for key in base:
+        if key not in declared:
+            raise ParamError(f"{strat}: unknown parameter {key!r} (parameters: {', '.join(declared) or 'none'})")
+    return strat, base
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from ..evaluate import load_queries
+    from ..tuning import parse_grid, parse_levels, parse_metric, probe_sections, sweep
+
+    ctx = load_context(args)
+    strat, base = _sweep_target(args, ctx.config)
+    if not args.grid:
+        raise ParamError("sweep needs at least one --grid NAME=V1,V2,... (e.g. --grid chunk_size=256,384,512)")
+    grid = parse_grid(args.grid, strat)
+    k = _check_k(args.k)
+    parse_metric(args.metric, k)  # a bad metric fails before any work
+    if args.probe and args.queries:
+        raise ParamError("sweep takes QUERIES or --probe, not both")
+    if not args.probe and not args.queries:
+        raise ParamError("sweep needs a QUERIES file, or --probe to ask the section headings instead")
+    max_q = _max_queries(args.max_queries)
+    if args.probe:
+        lo, hi = parse_levels(args.levels)
+        queries: Any = probe_sections(ctx.tree, min_level=lo, max_level=hi, max_queries=max_q,
+                                      unique=not args.keep_duplicates)
+        threshold = None
+    else:
+        queries = load_queries(args.queries)
+        threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
+    embedder = make_embedder(ctx, args)
+    with open_store(ctx, args) as store:
+        with graceful_interrupt() as stop, config_progress(f"sweep {strat}", quiet=args.json) as on_progress:
+            result = sweep(ctx.tree, strat, grid, queries, base_params=base, k=k, metric=args.metric,
+                           threshold=threshold, max_queries=None if args.probe else max_q, embedder=embedder,
+                           store=store, keep=args.keep, on_progress=on_progress, should_stop=stop.is_set,
+                           site_url=ctx.config.site_url or None)
+    if args.json:
+        print(json_line(result.to_dict()))
+    else:
+        print_sweep(result, args.preset_name)
+    if result.cancelled:
+        print("chunkscope: stopped early; the table covers the points that finished", file=sys.stderr)
+        return 130
+    if result.best is None:
+        error(f"no grid point could be scored ({len(result.skipped)} of {len(result.points)} skipped)")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def print_sweep(result, preset_name: str = "sweep-best") -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..tuning import _fmt_value
+
+    con = _console()
+    src = "probe questions" if result.source == "probe" else "queries"
+    ranked = result.ranked()
+    t = Table(title=f"{result.strategy}: {len(result.points)} grid points on {result.queries} {src}, by {result.metric}",
+              title_justify="left")
+    t.add_column("#", justify="right")
+    for name in result.grid:
+        t.add_column(name, justify="right")
+    extra = [m for m in ("hit@1", f"hit@{result.k}", "mrr") if m != result.metric]
+    t.add_column(result.metric, justify="right", style="bold")
+    for m in extra:
+        t.add_column(m, justify="right")
+    for col in ("chunks", "storage", "embedded", "cached", "time"):
+        t.add_column(col, justify="right")
+    for rank, p in enumerate(ranked, 1):
+        style = "green" if rank == 1 else ""
+        t.add_row(str(rank), *[Text(visible(_fmt_value(p.params[n]), oneline=True)) for n in result.grid],
+                  f"{p.metrics.get(result.metric, 0.0):.3f}", *[f"{p.metrics.get(m, 0.0):.3f}" for m in extra],
+                  str(p.chunks), human_bytes(p.storage_bytes), str(p.embedded), str(p.cached), f"{p.seconds:.1f}s",
+                  style=style)
+    con.print(t)
+    if result.skipped:
+        con.print(Text(f"skipped ({len(result.skipped)}):", style="yellow"))
+        for p in result.skipped:
+            con.print(Text(f"  {visible(p.label, oneline=True)}", style="yellow")
+                      + Text(f"  — {visible(p.reason, oneline=True)}", style="dim"), soft_wrap=True)
+    pending = [p for p in result.points if p.status == "pending"]
+    if pending:
+        con.print(Text(f"not run (stopped): {len(pending)} points", style="yellow"))
+    con.print(Text(
+        f"embedding cache: {result.distinct_texts} distinct chunk texts over {len(ranked)} points; "
+        f"{result.embedded} embedded, {result.cached} from cache; model {result.encode_seconds:.1f}s of "
+        f"{result.seconds:.1f}s", style="dim"), soft_wrap=True)
+    if result.dropped:
+        con.print(Text(f"dropped the sweep's {len(result.dropped)} collections (--keep keeps them)", style="dim"))
+    snippet = result.preset_toml(preset_name)
+    if snippet:
+        con.print()
+        con.print(Text("add to chunkscope.toml, then use -s " + preset_name + ":", style="bold"))
+        # Printed raw (no rich wrapping) so it can be copied as is; values went through the TOML writer.
+        sys.stdout.flush()
+        print(visible(snippet), end="")

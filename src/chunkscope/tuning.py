@@ -1,0 +1,799 @@
+"""Tuning without guesswork: a label-free retrieval probe, and a sweep over a strategy's parameters.
+
+**Probe.** Every section heading (levels 2-4 by default) becomes a question: the heading's words, its number
+stripped ("3.2 Forward Kinematics" → "Forward Kinematics"). The answer is the section's *body*: from the first
+content after the heading line that is not itself a heading line, to the section's end. A chunk that holds only
+the heading line (or only headings) is not an answer, so a strategy that cuts a heading off its text shows up as
+a miss. Headings with no body, headings that are only numbers, and heading texts that occur more than once in
+the tree ("Summary" in every chapter: no label-free way to say which one is meant) are skipped and counted.
+The probe ranks only; no score threshold applies (a bare heading scores lower than a user's question would).
+
+**Sweep.** Every combination of a parameter grid is indexed into its own collection (one local store) and
+scored on labelled queries or on the probe set. Each distinct chunk text is embedded once: identical texts of
+other grid points come from the embedding cache, and each point's new texts are embedded in one length-sorted
+pass before its collection is written (uniform batches waste no padding). Invalid combinations (an overlap not
+below the size) are recorded as skipped with the strategy's reason. Collections created by the sweep are
+dropped at the end unless ``keep``.
+
+Both take ``on_progress(done, total, stats)`` (done/total: configurations finished; ``stats`` says the phase
+and the step within the configuration) and ``should_stop`` (callable or ``threading.Event``); stopping returns
+the results so far with ``cancelled=True``. Headless: no rich/textual, torch only through the embedder.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
+
+from .chunk import ParamError, Strategy, strategy_class
+from .evaluate import (
+    _NUMBER_PREFIX,
+    DEFAULT_DEPTH,
+    EvalResult,
+    Expect,
+    QueriesError,
+    QueryCase,
+    Region,
+    overlaps,
+    resolve_region,
+    score_retriever,
+)
+
+if TYPE_CHECKING:
+    from .chunk import Chunk
+    from .docs import DocsTree
+    from .embed import Embedder
+    from .store import Store
+
+ProgressFn = Callable[[int, int, dict[str, Any]], None]
+T = TypeVar("T")
+
+#: Bytes per vector component in the storage estimate (float32), as `chunkscope stats` counts.
+FLOAT_BYTES = 4
+DEFAULT_LEVELS = (2, 4)
+_METRIC = re.compile(r"^(?:(hit|recall|ndcg)@(\d+)|mrr)$")
+
+
+# --- the probe set --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProbeSection:
+    """One probe question: a heading, and the body of its section that must be retrieved."""
+
+    path: str
+    line: int  # 1-based line of the heading
+    level: int
+    heading: str  # as written (number included)
+    query: str  # the heading's words, number stripped
+    anchor: str
+    start: int  # the body region [start, end) of the document
+    end: int
+    heading_start: int  # where the heading line begins
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def region(self) -> Region:
+        return Region(self.path, self.start, self.end, f"{self.path} › {self.heading} (body)")
+
+    def case(self) -> QueryCase:
+        return QueryCase(self.query, Expect(self.path, heading=self.heading), self.path, self.line,
+                         f"{self.path}#{self.anchor}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "level": self.level, "heading": self.heading,
+                "query": self.query, "anchor": self.anchor, "start": self.start, "end": self.end}
+
+
+@dataclass
+class ProbeSet:
+    """The probe questions of a tree, and how many headings were left out and why."""
+
+    sections: list[ProbeSection]
+    headings: int  # headings at the probed levels, before skipping and sampling
+    skipped: dict[str, int]  # reason → count: "empty", "number-only", "duplicate", "sampled-out"
+    levels: tuple[int, int] = DEFAULT_LEVELS
+
+    @property
+    def cases(self) -> list[QueryCase]:
+        return [s.case() for s in self.sections]
+
+    @property
+    def regions(self) -> list[Region]:
+        return [s.region() for s in self.sections]
+
+    def __len__(self) -> int:
+        return len(self.sections)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"levels": list(self.levels), "headings": self.headings, "queries": len(self.sections),
+                "skipped": dict(self.skipped)}
+
+
+def probe_query(heading: str) -> str:
+    """The question a heading asks: its words without the number ("3.2 Forward Kinematics" → "Forward Kinematics")."""
+    return " ".join(_NUMBER_PREFIX.sub("", heading, count=1).split())
+
+
+def even_sample(items: Sequence[T], n: int | None) -> list[T]:
+    """``n`` items spread evenly over ``items`` (the middle of each of n equal stretches); all when n is None or
+    at least len(items). Deterministic: the same input always gives the same sample."""
+    items = list(items)
+    if n is None or n >= len(items):
+        return items
+    if n <= 0:
+        return []
+    size = len(items)
+    return [items[(2 * i + 1) * size // (2 * n)] for i in range(n)]
+
+
+def _body_start(text: str, pos: int, end: int, heading_spans: Sequence[tuple[int, int]]) -> int:
+    """The first character in [pos, end) that is neither white space nor inside a heading line; ``end`` if none.
+
+    A section whose own text is empty begins, for the probe, at its first subsection's text: a chunk holding
+    only "## A" and "### B" answers neither.
+    """
+    spans = iter(heading_spans)
+    nxt = next(spans, None)
+    while pos < end:
+        while pos < end and text[pos].isspace():
+            pos += 1
+        while nxt is not None and nxt[1] <= pos:
+            nxt = next(spans, None)
+        if nxt is not None and nxt[0] <= pos < nxt[1]:
+            pos = nxt[1]
+            continue
+        return pos
+    return end
+
+
+def probe_sections(tree: "DocsTree", *, min_level: int = DEFAULT_LEVELS[0], max_level: int = DEFAULT_LEVELS[1],
+                   max_queries: int | None = None, unique: bool = True) -> ProbeSet:
+    """The probe questions of ``tree``: one per heading at ``min_level..max_level`` with a body.
+
+    Args:
+        max_queries: keep this many, spread evenly over the tree in reading order (deterministic).
+        unique: skip headings whose question occurs more than once in the tree (case-insensitive).
+    """
+    if not 1 <= min_level <= max_level <= 6:
+        raise ParamError(f"heading levels must satisfy 1 <= min <= max <= 6, got {min_level}-{max_level}")
+    skipped = {"empty": 0, "number-only": 0, "duplicate": 0, "sampled-out": 0}
+    found: list[ProbeSection] = []
+    headings = 0
+    for doc in tree.documents:
+        outline = doc.outline
+        text = doc.text
+        spans = [(h.start, h.end) for h in outline.headings]
+        for h in outline.headings:
+            if not min_level <= h.level <= max_level:
+                continue
+            headings += 1
+            query = probe_query(h.text)
+            if not any(ch.isalpha() for ch in query):
+                skipped["number-only"] += 1
+                continue
+            end = outline.section_end(h)
+            inner = [s for s in spans if h.end <= s[0] < end]
+            start = _body_start(text, h.end, end, inner)
+            if start >= end:
+                skipped["empty"] += 1
+                continue
+            found.append(ProbeSection(doc.path, h.line, h.level, h.text, query, h.anchor, start, end, h.start))
+    if unique:
+        counts: dict[str, int] = {}
+        for s in found:
+            key = s.query.casefold()
+            counts[key] = counts.get(key, 0) + 1
+        kept = [s for s in found if counts[s.query.casefold()] == 1]
+        skipped["duplicate"] = len(found) - len(kept)
+        found = kept
+    sample = even_sample(found, max_queries)
+    skipped["sampled-out"] = len(found) - len(sample)
+    return ProbeSet(sample, headings, skipped, (min_level, max_level))
+
+
+def parse_levels(text: str) -> tuple[int, int]:
+    """``"2-4"`` → (2, 4); ``"3"`` → (3, 3). A ParamError names the problem."""
+    m = re.fullmatch(r"\s*([1-6])\s*(?:-\s*([1-6])\s*)?", text or "")
+    if not m:
+        raise ParamError(f"--levels {text!r}: expected a heading level or a range like 2-4 (levels 1..6)")
+    lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+    if lo > hi:
+        raise ParamError(f"--levels {text!r}: the first level must not exceed the second")
+    return lo, hi
+
+
+# --- running one configuration --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    result: EvalResult
+    chunks: list["Chunk"]
+    texts: int  # distinct embedded texts of this configuration
+    embedded: int  # of those, run through the model now
+    cached: int  # of those, found in the embedding cache
+    collection: str
+    seconds: float
+
+
+def _storage(chunks: Sequence["Chunk"], dim: int) -> tuple[int, int]:
+    """(vector bytes, payload bytes) with `chunkscope stats`' formula: vectors × dim × 4, and the JSON payload of
+    metadata + text + location (cli.cmd_core's estimate; the core cannot import the CLI, so it is restated)."""
+    payload = 0
+    for c in chunks:
+        p = {**c.metadata, "text": c.text, "path": c.path, "start": c.start, "end": c.end,
+             "start_line": c.start_line, "end_line": c.end_line, "heading_path": c.heading_path}
+        payload += len(json.dumps(p, ensure_ascii=False, default=str).encode("utf-8"))
+    return len(chunks) * dim * FLOAT_BYTES, payload
+
+
+def _run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embedder", store: "Store",
+                cases: Sequence[QueryCase], regions: Sequence[Region], qvecs: Any, *, ks: Sequence[int], miss_k: int,
+                threshold: float | None, depth: int, site_url: str | None,
+                step: Callable[[str, int, int, dict[str, Any]], None], should_stop: Any) -> _Run:
+    """Chunk, embed what is new (length-sorted), write the collection, and score the queries. Raises Cancelled."""
+    from .embed import Cancelled, text_sha
+    from .retrieval import Retriever
+    from .tokens import prepare
+
+    t0 = time.perf_counter()
+    step("chunk", 0, 1, {})
+    try:
+        prepare(tree.documents, strategy.length_tokenizer)  # whole-document encodings on all cores, kept per doc
+    except Exception:  # noqa: BLE001 - only a speed-up; chunking reports a bad tokenizer itself
+        pass
+    retriever = Retriever(tree, strategy, embedder, store, site_url)
+    chunks = retriever.chunks
+    todo = [c for c in chunks if c.embed_tokens is None]
+    for c, n in zip(todo, embedder.count_tokens([c.embed_text for c in todo])):
+        c.embed_tokens = n
+    # Distinct texts, longest first: consecutive model batches then hold texts of one length, as one big encode
+    # call would (the sync below embeds in chunk order, 64 at a time: short and long texts mixed, padded).
+    distinct: dict[str, "Chunk"] = {}
+    for c in chunks:
+        distinct.setdefault(text_sha(c.embed_text), c)
+    ordered = sorted(distinct.values(), key=lambda c: (-(c.embed_tokens or 0), -len(c.embed_text)))
+    embedded = cached = None
+    if getattr(embedder, "cache", None) is not None:  # without a cache the sync below embeds (once per point)
+        step("embed", 0, len(ordered), {})
+        embedder.embed([c.embed_text for c in ordered],
+                       on_progress=lambda done, total, st: step("embed", done, total, dict(st)),
+                       should_stop=should_stop, token_counts=[c.embed_tokens for c in ordered])
+        embedded, cached = embedder.last_stats.misses, embedder.last_stats.hits
+    report = retriever.ensure_indexed(lambda done, total, st: step("index", done, total, dict(st)), should_stop)
+    if report.cancelled:
+        raise Cancelled(f"stopped while indexing {label}")
+    if embedded is None:
+        embedded, cached = report.embedded, report.cached
+    result = score_retriever(retriever, label, cases, regions, qvecs, ks=ks, threshold=threshold, miss_k=miss_k,
+                             depth=depth, tokenizer=_tokenizer(embedder), should_stop=should_stop, report=report,
+                             on_progress=lambda done, total, st: step("query", done, total, {}))
+    return _Run(result, chunks, len(distinct), embedded, cached, retriever.collection, time.perf_counter() - t0)
+
+
+def _tokenizer(embedder: "Embedder") -> Any:
+    """The model's word-piece tokenizer for truncation verdicts; None when the model folder has none."""
+    try:
+        return embedder.tokenizer
+    except Exception:  # noqa: BLE001 - a model without tokenizer.json: the verdict is simply not given
+        return None
+
+
+def _query_vectors(embedder: "Embedder", cases: Sequence[QueryCase], should_stop: Any) -> Any:
+    return embedder.embed([c.query for c in cases], should_stop=should_stop)
+
+
+# --- probe ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeOutcome:
+    """One strategy on the probe set; lists are per section, in the order of `ProbeResult.sections`."""
+
+    label: str
+    strategy: str
+    params: dict[str, Any]
+    chunks: int
+    metrics: dict[str, float]
+    hits: list[bool]  # answered within k
+    ranks: list[int | None]  # first rank of a body chunk in the deep search
+    reasons: list[str | None]  # evaluate's miss reason, None for a hit
+    cut_off: list[bool]  # every chunk holding the heading line holds none of the body
+    seconds: float = 0.0
+    eval: EvalResult | None = None
+
+    @property
+    def misses(self) -> int:
+        return sum(1 for h in self.hits if not h)
+
+    def to_dict(self) -> dict[str, Any]:
+        reasons: dict[str, int] = {}
+        for r in self.reasons:
+            if r:
+                reasons[r] = reasons.get(r, 0) + 1
+        return {"label": self.label, "strategy": self.strategy, "params": self.params, "chunks": self.chunks,
+                "metrics": {k: round(v, 6) for k, v in self.metrics.items()}, "misses": self.misses,
+                "reasons": reasons, "cut_off": sum(self.cut_off), "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class ProbeResult:
+    """The probe of a tree with one or more strategies."""
+
+    k: int
+    ks: tuple[int, ...]
+    probe_set: ProbeSet
+    outcomes: list[ProbeOutcome]
+    seconds: float = 0.0
+    cancelled: bool = False
+
+    @property
+    def sections(self) -> list[ProbeSection]:
+        return self.probe_set.sections
+
+    def missed_by_all(self) -> list[ProbeSection]:
+        """Sections no strategy answered within k (empty when no strategy ran)."""
+        if not self.outcomes:
+            return []
+        return [s for i, s in enumerate(self.sections) if not any(o.hits[i] for o in self.outcomes)]
+
+    def missed_only_by(self, label: str) -> list[ProbeSection]:
+        """Sections this strategy missed and some other strategy answered."""
+        mine = next(o for o in self.outcomes if o.label == label)
+        others = [o for o in self.outcomes if o is not mine]
+        return [s for i, s in enumerate(self.sections)
+                if not mine.hits[i] and any(o.hits[i] for o in others)]
+
+    def to_dict(self) -> dict[str, Any]:
+        per_section = []
+        for i, s in enumerate(self.sections):
+            d = s.to_dict()
+            d["results"] = {
+                o.label: {"hit": o.hits[i], "rank": o.ranks[i], "reason": o.reasons[i], "cut_off": o.cut_off[i],
+                          "score": _round(o.eval.per_query[i].score) if o.eval else None}
+                for o in self.outcomes
+            }
+            per_section.append(d)
+        return {
+            "k": self.k,
+            "ks": list(self.ks),
+            **self.probe_set.to_dict(),
+            "strategies": [o.to_dict() for o in self.outcomes],
+            "missed_by_all": [{"path": s.path, "line": s.line, "heading": s.heading} for s in self.missed_by_all()],
+            "sections": per_section,
+            "seconds": round(self.seconds, 3),
+            "cancelled": self.cancelled,
+        }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+def _cut_off(sections: Sequence[ProbeSection], chunks: Sequence["Chunk"], tree: "DocsTree") -> list[bool]:
+    """Per section: the chunks that hold its heading line hold none of its body (the heading is orphaned)."""
+    by_path: dict[str, list["Chunk"]] = {}
+    for c in chunks:
+        by_path.setdefault(c.path, []).append(c)
+    out = []
+    for s in sections:
+        doc = tree.get(s.path)
+        assert doc is not None
+        holders = [c for c in by_path.get(s.path, []) if c.start <= s.heading_start < c.end]
+        region = s.region()
+        out.append(bool(holders) and not any(overlaps(doc.text, c.start, c.end, region) for c in holders))
+    return out
+
+
+def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: int = 5,
+          min_level: int = DEFAULT_LEVELS[0], max_level: int = DEFAULT_LEVELS[1], max_queries: int | None = None,
+          unique: bool = True, probe_set: ProbeSet | None = None, embedder: "Embedder | None" = None,
+          store: "Store | None" = None, on_progress: ProgressFn | None = None, should_stop: Any = None,
+          depth: int = DEFAULT_DEPTH, site_url: str | None = None) -> ProbeResult:
+    """Ask every section heading of ``tree`` and score each strategy on finding that section's body.
+
+    Args:
+        strategies: (label, configured strategy) pairs.
+        k: a question is answered when a body chunk ranks within k; metrics are hit@1, hit@k, MRR (cut at k),
+            recall@ and nDCG@ at 1 and k.
+        probe_set: questions made beforehand (`probe_sections`); else made here from the level/sample options.
+        store: the vector store (each strategy keeps its collection there, as `index` would); default: the tree's
+            local store, opened and closed here.
+        on_progress: ``(done, total, stats)``: strategies finished of all; ``stats`` has ``phase`` ("chunk",
+            "embed", "index", "query"), ``label``, ``step_done``/``step_total``.
+    """
+    from .embed import Cancelled, Embedder
+    from .store import Store
+
+    if k < 1:
+        raise ParamError(f"-k must be positive, got {k}")
+    t0 = time.perf_counter()
+    pset = probe_set if probe_set is not None else probe_sections(
+        tree, min_level=min_level, max_level=max_level, max_queries=max_queries, unique=unique)
+    ks = tuple(sorted({1, k}))
+    result = ProbeResult(k, ks, pset, [])
+    if not pset.sections or not strategies:
+        result.seconds = time.perf_counter() - t0
+        return result
+    embedder = embedder or Embedder()
+    own = store is None
+    store = store or Store(tree.root)
+    cases, regions = pset.cases, pset.regions
+    total = len(strategies)
+    try:
+        qvecs = _query_vectors(embedder, cases, should_stop)
+        for i, (label, strategy) in enumerate(strategies):
+            def step(phase: str, done: int, of: int, stats: dict[str, Any], _label: str = label, _i: int = i) -> None:
+                if on_progress is not None:
+                    on_progress(_i, total, {**stats, "phase": phase, "label": _label, "step_done": done,
+                                            "step_total": of})
+
+            run = _run_config(tree, label, strategy, embedder, store, cases, regions, qvecs, ks=ks, miss_k=k,
+                              threshold=None, depth=depth, site_url=site_url, step=step, should_stop=should_stop)
+            ev = run.result
+            result.outcomes.append(ProbeOutcome(
+                label=label, strategy=strategy.name, params=dict(strategy.params), chunks=len(run.chunks),
+                metrics=dict(ev.metrics), hits=[q.hit for q in ev.per_query], ranks=[q.rank for q in ev.per_query],
+                reasons=[q.reason for q in ev.per_query], cut_off=_cut_off(pset.sections, run.chunks, tree),
+                seconds=run.seconds, eval=ev,
+            ))
+            if on_progress is not None:
+                on_progress(i + 1, total, {"phase": "done", "label": label, "step_done": 1, "step_total": 1})
+    except Cancelled:
+        result.cancelled = True
+    finally:
+        if own:
+            store.close()
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# --- sweep ----------------------------------------------------------------------------------------------------
+
+
+def _split_values(name: str, text: str) -> list[str]:
+    t = text.strip()
+    if t.startswith("["):
+        # A JSON list of values, for values that hold commas themselves: separators=[["\n\n"], ["\n\n", "\n"]].
+        try:
+            v = json.loads(t)
+        except ValueError:
+            v = None
+        if isinstance(v, list) and v:
+            return v
+    return [x.strip() for x in text.split(",")]
+
+
+def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str, list[Any]]:
+    """``["chunk_size=256,384", "chunk_overlap=0,50"]`` → ``{"chunk_size": [256, 384], "chunk_overlap": [0, 50]}``.
+
+    Values are checked one by one against the strategy's declared parameters (type and range); combinations
+    are checked later, by the sweep. Repeated values are kept once. Raises ParamError with one clear line.
+    """
+    cls = strategy_class(strategy) if isinstance(strategy, str) else strategy
+    declared = {p.name: p for p in cls.parameters}
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise ParamError(f"--grid {item!r}: expected NAME=VALUE,VALUE,... e.g. chunk_size=256,384,512")
+        name, values = item.split("=", 1)
+        name = name.strip().replace("-", "_")
+        if not name:
+            raise ParamError(f"--grid {item!r}: the parameter name is empty")
+        if name not in declared:
+            raise ParamError(f"--grid {item!r}: {cls.name} has no parameter {name!r} "
+                             f"(parameters: {', '.join(declared) or 'none'})")
+        if name in grid:
+            raise ParamError(f"--grid {item!r}: {name} is given twice; list all its values in one --grid")
+        raw = _split_values(name, values)
+        if any(isinstance(v, str) and not v for v in raw):
+            raise ParamError(f"--grid {item!r}: empty value (expected {name}=VALUE,VALUE,...)")
+        out: list[Any] = []
+        for v in raw:
+            try:
+                coerced = declared[name].coerce(v, cls.name)
+            except ParamError as exc:  # names the parameter and its type or range; add which --grid it was
+                raise ParamError(f"--grid {item!r}: {exc}") from None
+            if coerced not in out:
+                out.append(coerced)
+        grid[name] = out
+    if not grid:
+        raise ParamError("sweep needs at least one --grid NAME=VALUE,VALUE,...")
+    return grid
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination, the first parameter varying slowest."""
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def parse_metric(metric: str | None, k: int) -> tuple[str, tuple[int, ...]]:
+    """The ranking metric (default ``hit@k``) and the cut-offs to compute: 1, k and the metric's own."""
+    metric = (metric or f"hit@{k}").strip().lower()
+    m = _METRIC.match(metric)
+    if not m or (m.group(2) is not None and int(m.group(2)) < 1):
+        raise ParamError(f"--metric {metric!r}: expected mrr, hit@N, recall@N or ndcg@N (N >= 1)")
+    ks = {1, k}
+    if m.group(2):
+        ks.add(int(m.group(2)))
+    return metric, tuple(sorted(ks))
+
+
+def _fmt_value(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else str(v)
+
+
+def toml_value(v: Any) -> str:
+    """A TOML literal for a parameter value (strings, numbers, booleans, lists and tables of them)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
+    return json.dumps(str(v))
+
+
+@dataclass
+class GridPoint:
+    """One combination of the grid and what it scored."""
+
+    index: int
+    params: dict[str, Any]  # this point's grid values
+    status: str = "pending"  # "ok", "skipped" (invalid combination), "failed" (chunking failed), "pending"
+    reason: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+    chunks: int = 0
+    texts: int = 0  # distinct chunk texts
+    embedded: int = 0  # of those, run through the model in this sweep
+    cached: int = 0  # of those, taken from the embedding cache
+    vector_bytes: int = 0
+    payload_bytes: int = 0
+    seconds: float = 0.0
+    collection: str = ""
+    eval: EvalResult | None = None
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={_fmt_value(v)}" for k, v in self.params.items())
+
+    @property
+    def storage_bytes(self) -> int:
+        return self.vector_bytes + self.payload_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"index": self.index, "params": self.params, "label": self.label, "status": self.status}
+        if self.reason:
+            d["reason"] = self.reason
+        if self.status == "ok":
+            d.update({
+                "metrics": {k: round(v, 6) for k, v in self.metrics.items()},
+                "chunks": self.chunks, "texts": self.texts, "embedded": self.embedded, "cached": self.cached,
+                "storage": {"vectors": self.chunks, "vector_bytes": self.vector_bytes,
+                            "payload_bytes": self.payload_bytes, "total_bytes": self.storage_bytes},
+                "seconds": round(self.seconds, 3),
+                "collection": self.collection,
+            })
+            if self.eval is not None:
+                d["reasons"] = self.eval.reasons
+                d["misses"] = [{"query": q.query, "line": q.line, "reason": q.reason, "rank": q.rank}
+                               for q in self.eval.per_query if q.reason]
+        return d
+
+
+@dataclass
+class SweepResult:
+    """A parameter sweep: every grid point in grid order, and what ran."""
+
+    strategy: str
+    base_params: dict[str, Any]
+    grid: dict[str, list[Any]]
+    metric: str
+    k: int
+    ks: tuple[int, ...]
+    source: str  # "queries" or "probe"
+    queries: int
+    points: list[GridPoint]
+    dim: int = 0
+    distinct_texts: int = 0  # distinct chunk texts over every point that ran
+    embedded: int = 0  # texts run through the model (cache misses)
+    cached: int = 0  # texts found in the embedding cache (summed over points)
+    query_embedded: int = 0  # question texts run through the model
+    encode_seconds: float = 0.0  # time inside the model during the sweep
+    seconds: float = 0.0
+    cancelled: bool = False
+    dropped: list[str] = field(default_factory=list)  # collections removed at the end
+    probe: ProbeSet | None = None
+
+    def ranked(self) -> list[GridPoint]:
+        """Points that ran, best first: the metric, then MRR, then the smaller store, then grid order."""
+        done = [p for p in self.points if p.status == "ok"]
+        return sorted(done, key=lambda p: (-p.metrics.get(self.metric, 0.0), -p.metrics.get("mrr", 0.0),
+                                           p.storage_bytes, p.index))
+
+    @property
+    def best(self) -> GridPoint | None:
+        r = self.ranked()
+        return r[0] if r else None
+
+    @property
+    def skipped(self) -> list[GridPoint]:
+        return [p for p in self.points if p.status in ("skipped", "failed")]
+
+    def preset_params(self, point: GridPoint | None = None) -> dict[str, Any]:
+        point = point or self.best
+        return {**self.base_params, **(point.params if point else {})}
+
+    def preset_toml(self, name: str = "sweep-best") -> str:
+        """The winning configuration as a ``chunkscope.toml`` preset (empty when nothing ran)."""
+        best = self.best
+        if best is None:
+            return ""
+        lines = [f"# best by {self.metric} = {best.metrics.get(self.metric, 0.0):.3f} on {self.queries} "
+                 f"{'probe ' if self.source == 'probe' else ''}queries ({best.label})",
+                 f"[presets.{name}]", f"strategy = {toml_value(self.strategy)}"]
+        lines += [f"{k} = {toml_value(v)}" for k, v in self.preset_params(best).items()]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best
+        return {
+            "strategy": self.strategy,
+            "base_params": self.base_params,
+            "grid": self.grid,
+            "metric": self.metric,
+            "k": self.k,
+            "ks": list(self.ks),
+            "source": self.source,
+            "queries": self.queries,
+            "probe": self.probe.to_dict() if self.probe is not None else None,
+            "points": [p.to_dict() for p in self.points],
+            "ranking": [p.index for p in self.ranked()],
+            "best": best.index if best is not None else None,
+            "preset": self.preset_toml(),
+            "cache": {"distinct_texts": self.distinct_texts, "embedded": self.embedded, "cached": self.cached,
+                      "query_embedded": self.query_embedded},
+            "dim": self.dim,
+            "encode_seconds": round(self.encode_seconds, 3),
+            "seconds": round(self.seconds, 3),
+            "cancelled": self.cancelled,
+            "dropped": self.dropped,
+        }
+
+
+def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, Sequence[Any]],
+          queries: Sequence[QueryCase] | ProbeSet, *, base_params: Mapping[str, Any] | None = None, k: int = 5,
+          metric: str | None = None, threshold: float | None = None, max_queries: int | None = None,
+          embedder: "Embedder | None" = None, store: "Store | None" = None, keep: bool = False,
+          on_progress: ProgressFn | None = None, should_stop: Any = None, depth: int = DEFAULT_DEPTH,
+          site_url: str | None = None) -> SweepResult:
+    """Score every combination of ``grid`` for one strategy; see the module docstring.
+
+    Args:
+        strategy: a registered strategy name, or a Strategy class.
+        grid: parameter name → values (as `parse_grid` gives; raw strings are coerced per point).
+        queries: labelled queries (`evaluate.load_queries`) or a `ProbeSet` (then no threshold applies).
+        base_params: parameters every point shares (a preset's, ``--param``); the grid's values win.
+        metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N`` (default ``hit@k``).
+        max_queries: score on this many queries, spread evenly (deterministic).
+        store: the vector store; default: the tree's local store, opened and closed here. Every point gets its
+            own collection in it; those created here are dropped at the end unless ``keep``.
+        on_progress: ``(done, total, stats)``: grid points finished (skipped ones included) of all; ``stats``
+            has ``phase`` ("chunk", "embed", "index", "query", "skipped", "done"), ``label``, ``index``,
+            ``step_done``/``step_total``, and ``embedded``/``cached`` so far.
+    """
+    from .embed import Cancelled, Embedder, text_sha
+    from .store import Store
+
+    t0 = time.perf_counter()
+    cls = strategy_class(strategy) if isinstance(strategy, str) else strategy
+    metric, ks = parse_metric(metric, k)
+    base = dict(base_params or {})
+    if isinstance(queries, ProbeSet):
+        pset: ProbeSet | None = queries
+        if max_queries is not None and max_queries < len(queries.sections):
+            sample = even_sample(queries.sections, max_queries)
+            skipped = {**queries.skipped}
+            skipped["sampled-out"] = skipped.get("sampled-out", 0) + len(queries.sections) - len(sample)
+            pset = ProbeSet(sample, queries.headings, skipped, queries.levels)
+        cases, regions = pset.cases, pset.regions
+        threshold = None
+        source = "probe"
+    else:
+        pset = None
+        cases = even_sample(queries, max_queries)
+        regions = [resolve_region(tree, q) for q in cases]  # a bad expectation fails before any embedding
+        source = "queries"
+    if not cases:
+        raise QueriesError("nothing to score: no queries" if source == "queries"
+                           else "nothing to score: no heading with a body at the probed levels")
+    points = [GridPoint(i, p) for i, p in enumerate(grid_points(grid))]
+    result = SweepResult(cls.name, base, {n: list(v) for n, v in grid.items()}, metric, k, ks, source, len(cases),
+                         points, probe=pset)
+    embedder = embedder or Embedder()
+    result.dim = embedder.dim
+    own = store is None
+    store = store or Store(tree.root)
+    total = len(points)
+    seen: set[str] = set()
+    created: list[str] = []
+    encode0 = getattr(embedder, "encode_seconds", 0.0)
+    try:
+        existing = set(store.collections())
+        qvecs = _query_vectors(embedder, cases, should_stop)
+        result.query_embedded = embedder.last_stats.misses
+        for point in points:
+            def step(phase: str, done: int, of: int, stats: dict[str, Any], _p: GridPoint = point) -> None:
+                if on_progress is not None:
+                    finished = _p.index + (1 if phase in ("done", "skipped") else 0)
+                    on_progress(finished, total, {**stats, "phase": phase, "label": _p.label, "index": _p.index,
+                                                  "step_done": done, "step_total": of,
+                                                  "embedded": result.embedded, "cached": result.cached})
+
+            try:
+                strat = cls(**{**base, **point.params})
+            except ParamError as exc:
+                point.status, point.reason = "skipped", str(exc)
+                step("skipped", 1, 1, {})
+                continue
+            point.params = {n: strat.params[n] for n in point.params}  # coerced values
+            try:
+                run = _run_config(tree, point.label, strat, embedder, store, cases, regions, qvecs, ks=ks,
+                                  miss_k=k, threshold=threshold, depth=depth, site_url=site_url, step=step,
+                                  should_stop=should_stop)
+            except Cancelled:
+                raise
+            except (ParamError, ValueError, LookupError) as exc:  # the strategy failed on a document
+                point.status, point.reason = "failed", f"{type(exc).__name__}: {exc}"
+                step("skipped", 1, 1, {})
+                continue
+            finally:
+                coll = store.collection
+                if coll and coll not in existing and coll not in created:
+                    created.append(coll)
+            ev = run.result
+            point.status = "ok"
+            point.metrics = dict(ev.metrics)
+            point.chunks = len(run.chunks)
+            point.texts, point.embedded, point.cached = run.texts, run.embedded, run.cached
+            point.vector_bytes, point.payload_bytes = _storage(run.chunks, result.dim)
+            point.seconds = run.seconds
+            point.collection = run.collection
+            point.eval = ev
+            result.embedded += run.embedded
+            result.cached += run.cached
+            seen.update(text_sha(c.embed_text) for c in run.chunks)
+            step("done", 1, 1, {})
+    except Cancelled:
+        result.cancelled = True
+    finally:
+        try:
+            if not keep:
+                for name in created:
+                    try:
+                        store.drop(name)
+                        result.dropped.append(name)
+                    except Exception:  # noqa: BLE001 - a collection that is already gone
+                        pass
+        finally:
+            if own:
+                store.close()
+    result.distinct_texts = len(seen)
+    result.encode_seconds = getattr(embedder, "encode_seconds", 0.0) - encode0
+    result.seconds = time.perf_counter() - t0
+    if on_progress is not None and not result.cancelled:
+        on_progress(total, total, {"phase": "finished", "label": "", "index": total, "step_done": 1,
+                                   "step_total": 1, "embedded": result.embedded, "cached": result.cached})
+    return result
