@@ -12,7 +12,8 @@ tokenizer's threads gain nothing here, so CPU time and wall time agree on an idl
   the Markdown parser untimed, then time ``load_docs`` + ``tokens.prepare`` + ``strategy.chunk`` for every file
   of a corpus that process has never seen. The phases are timed separately (load, prepare, counters, structure,
   the rest of chunking); forcing counters and structure first changes nothing in the total, since ``chunk``
-  builds both anyway and keeps them in ``doc.cache``.
+  builds them anyway and keeps them in ``doc.cache``. The size-only strategies (recursive, fixed) never parse:
+  for them the structure phase is the outline scan (``doc.outline``), which is all they build.
 * Targets: recursive and fixed <= 1.5 T; structure-aware strategies <= 1.5 (P + T).
 * The interactive path: on the largest file, after one chunk with defaults, re-chunking with a changed size
   parameter (median of 20) must cost <= 0.25 of that file's T.
@@ -40,6 +41,7 @@ CHILD = r"""
 import json, sys, time
 name, corpus = sys.argv[1], sys.argv[2]
 clock = time.process_time if sys.argv[3] == "cpu" else time.perf_counter
+size_only = sys.argv[4] == "1"
 from chunkscope import tokens
 from chunkscope.chunk import get_strategy
 from chunkscope.docs import load_docs
@@ -59,12 +61,14 @@ for d in docs:
     strategy.counter(d)
 t3 = clock()
 for d in docs:
-    d.structure
+    d.outline if size_only else d.structure
+parsed = sum("structure" in d.cache for d in docs)
 t4 = clock()
 n = sum(len(strategy.chunk(d)) for d in docs)
 t5 = clock()
+parsed = sum("structure" in d.cache for d in docs)  # size-only strategies: documents the outline had to parse
 print(json.dumps({"total": t5 - t0, "load": t1 - t0, "prepare": t2 - t1, "counters": t3 - t2,
-                  "structure": t4 - t3, "chunk": t5 - t4, "chunks": n, "docs": len(docs)}))
+                  "structure": t4 - t3, "chunk": t5 - t4, "chunks": n, "docs": len(docs), "parsed": parsed}))
 """
 
 
@@ -95,7 +99,9 @@ def main_size_param(cls) -> tuple[str, int] | None:
 def run_child(name: str, corpus: Path, clock: str) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", CHILD, name, str(corpus), clock], capture_output=True, text=True, env=env)
+    size_only = "1" if name in SIZE_ONLY else "0"
+    proc = subprocess.run([sys.executable, "-c", CHILD, name, str(corpus), clock, size_only], capture_output=True,
+                          text=True, env=env)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         raise RuntimeError(last)
@@ -210,12 +216,14 @@ def main(argv: list[str]) -> int:
 
     if phases:
         print("\n## Where the time goes (seconds, same runs)\n")
-        print("| name | load_docs | prepare (encode) | counters | structure parse | chunk (rest) | chunk (rest) × T "
-              "| total without the parse × T | chunks |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| name | load_docs | prepare (encode) | counters | structure parse (recursive, fixed: outline scan) "
+              "| chunk (rest) | chunk (rest) × T | total without the parse × T | files parsed | chunks |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, r in phases:
+            without = r["total"] if name in SIZE_ONLY else r["total"] - r["structure"]
             print(f"| {name} | {r['load']:.3f} | {r['prepare']:.3f} | {r['counters']:.3f} | {r['structure']:.3f} | "
-                  f"{r['chunk']:.3f} | {r['chunk'] / T:.2f} | {(r['total'] - r['structure']) / T:.2f} | {r['chunks']} |")
+                  f"{r['chunk']:.3f} | {r['chunk'] / T:.2f} | {without / T:.2f} | {r.get('parsed', '-')} | "
+                  f"{r['chunks']} |")
 
     if lc_texts is not None and "recursive" in _BUILTIN:
         try:

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from chunkscope.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
 from chunkscope.docs import decode_document, load_docs
 from chunkscope.strategies._common import Protected
-from chunkscope.strategies.header_window import FENCE_KINDS, HeaderWindowStrategy, chapter_title, start_within
+from chunkscope.strategies._common import FENCE_KINDS
+from chunkscope.strategies.header_window import HeaderWindowStrategy, chapter_title
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
 
@@ -280,10 +281,10 @@ def test_start_within_finds_the_overlap_start_exactly() -> None:
     d = doc(words(50, "w"))
     counter = HeaderWindowStrategy().counter(d)
     end = len(d.text)
-    s = start_within(counter, end, 7, 0)
+    s = counter.start_within(end, 7, 0)
     assert d.text[s:].split() == [f"w{i}" for i in range(44, 51)]
-    assert start_within(counter, end, 0, 0) == end
-    assert start_within(counter, end, 1000, 10) == 10
+    assert counter.start_within(end, 0, 0) == end
+    assert counter.start_within(end, 1000, 10) == 10
 
 
 # --- invariants -----------------------------------------------------------------------------------------------

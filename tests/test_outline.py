@@ -22,6 +22,7 @@ from chunkscope.structure import _parser, outline, outline_from_structure, parse
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 SAMPLE_DOCS = REPO / "sample_docs"
+NO_CORPUS = f"the Rust book corpus is not at {CORPUS} (it lives in ../shared/corpus beside the repo)"
 
 
 def doc_of(text: str, path: str = "ch03-02-kinematics.md") -> Document:
@@ -63,7 +64,7 @@ def corpus_docs(root: Path, reason: str) -> list[Document]:
 
 @pytest.mark.corpus
 def test_rust_book_outlines_equal_markdown_it_and_take_the_fast_path() -> None:
-    docs = corpus_docs(CORPUS, f"the Rust book corpus is not at {CORPUS} (it lives in ../shared/corpus beside the repo)")
+    docs = corpus_docs(CORPUS, NO_CORPUS)
     sources = [check(d) for d in docs]
     fast = sources.count("fast")
     print(f"\nRust book: {fast}/{len(docs)} files take the fast path")
@@ -126,6 +127,7 @@ def test_unsure_documents_fall_back_to_the_parse() -> None:
         "Para\n$$\nx\n$$\n",  # math after a paragraph line
         "# a | b\n--- | ---\n",  # a table, not a heading
         "> ---\n$$\n\n# y\n$$\n",  # a quote's region, parsed alone, would cut this math block short
+        "<div> | a\n---|---\n# h\n",  # a table, whose rows a heading ends (not an HTML block to the blank line)
     ]
     for text in cases:
         with pytest.raises(Unsure):
@@ -223,6 +225,7 @@ math = st.sampled_from(["$$", "$$ x $$", "$$\nx\n$$", "$$\n# x\n```\n$$", "$$ a"
 container = st.sampled_from([":::note", ":::", "::::tip Title", "::::", ":::note\n# In\n:::", "::: x\n```\n:::",
                              ":::a\n:::b\n# x\n:::\n:::", "  :::", "::: \n```"])
 table = st.sampled_from(["| a | b |\n|---|---|\n| 1 | 2 |", "# a | b\n--- | ---", "``` a | b\n--- | ---",
+                         "<div> | a\n---|---\n# h", "$$ | x\n-|-\n$$", "::: a | b\n--|--\n# c", "| a |\n---",
                          "a | b\n---|---\n# h", "| x |\n|:-:|\n```\n|y|"])
 reference_def = st.sampled_from(["[ref]: http://example.com", "[x]:\n/url", "[ref]: /u 'title\n# t'"])
 tabs = st.sampled_from(["\t# x", "\t```", "-\tfoo", "#\tTab heading", ">\t# q", " \t~~~", "1.\t# h"])
@@ -265,7 +268,8 @@ block = st.one_of(
 @st.composite
 def markdown(draw) -> str:
     blocks = draw(st.lists(block, max_size=10))
-    seps = draw(st.lists(st.sampled_from(["\n", "\n\n", "\n\n", "\n  \n", "\n\n\n"]), min_size=len(blocks), max_size=len(blocks)))
+    gap = st.sampled_from(["\n", "\n\n", "\n\n", "\n  \n", "\n\n\n"])
+    seps = draw(st.lists(gap, min_size=len(blocks), max_size=len(blocks)))
     text = "".join(b + s for b, s in zip(blocks, seps))
     fm = draw(front_matter)
     if fm:
@@ -317,7 +321,8 @@ def _plain_doc(rng: random.Random) -> str:
         elif k < 0.65:
             ch = rng.choice("`~")
             n = rng.randint(3, 5)
-            body = "\n".join(rng.choice(["let x = 1;", "# comment", "```", "~~~", ""]) for _ in range(rng.randint(0, 4)))
+            lines = ["let x = 1;", "# comment", "```", "~~~", ""]
+            body = "\n".join(rng.choice(lines) for _ in range(rng.randint(0, 4)))
             close = rng.choice([ch * n, ch * (n + 1), ""])
             parts.append(f"{ch * n}{rng.choice(['', 'rust'])}\n{body}\n{close}".rstrip("\n"))
         elif k < 0.8:
@@ -345,7 +350,7 @@ def _chunks(d: Document, name: str, **params) -> list[dict]:
 
 @pytest.mark.corpus
 def test_corpus_chunks_are_the_same_parsed_or_not() -> None:
-    docs = corpus_docs(CORPUS, f"the Rust book corpus is not at {CORPUS} (it lives in ../shared/corpus beside the repo)")
+    docs = corpus_docs(CORPUS, NO_CORPUS)
     if SAMPLE_DOCS.is_dir():
         docs = docs + load_docs(SAMPLE_DOCS).documents
     for d in docs[::3]:

@@ -12,7 +12,9 @@ paragraph line; a heading-, fence-, quote- or math-like line inside an HTML bloc
 (a lone tag cannot interrupt a paragraph) or inside any HTML block in a list; a heading, fence, HTML block, math
 or container on a list item's own line; indented fences, quotes, HTML, math or containers (and heading-like lines
 indented 4+ columns) while a list may still be open; a ``$$`` line after a paragraph line (math cannot interrupt a
-paragraph); a table whose header row looks like a heading, fence, math or container line; NUL characters.
+paragraph); a table whose header row looks like a heading, fence, HTML, math or container line; a blockquote
+region (see below) that, parsed alone, leaves anything but the quote, headings or rules at its top level; NUL
+characters.
 
 What it does model, because real books are full of it:
 
@@ -28,6 +30,7 @@ What it does model, because real books are full of it:
   parser on the same lines from the same state, hence the same answer as the full parse.
 
 Results are line numbers; `chunkscope.structure` turns them into offsets with the same rules as parsed blocks.
+This module imports nothing of chunkscope (`chunkscope.structure` imports it) and markdown-it only when needed.
 """
 
 from __future__ import annotations
@@ -37,7 +40,22 @@ from bisect import bisect_right
 from functools import lru_cache
 from typing import Callable
 
-from .structure import MATH_BLANK_LINES, line_starts_of
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def line_starts_of(text: str) -> list[int]:
+    """Offsets where each line starts, line breaks being CRLF, CR or LF (as markdown-it counts lines)."""
+    starts = [0]
+    if "\r" not in text:
+        # The common case at C speed: only LF.
+        find = text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        return starts
+    starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
+    return starts
 
 
 class Unsure(Exception):
@@ -87,7 +105,8 @@ def _front_matter_close(markers: int) -> re.Pattern[str]:
 
 @lru_cache(maxsize=32)
 def _fence_close_re(ch: str, run: int) -> re.Pattern[str]:
-    return re.compile(r"^ {0,3}%s{%d,}[ \t]*$" % (re.escape(ch), run), re.M)
+    # From the line break before it: a literal first character lets the engine skip through the code fast.
+    return re.compile(r"\n {0,3}%s{%d,}[ \t]*(?=\n|\Z)" % (re.escape(ch), run))
 
 
 @lru_cache(maxsize=8)
@@ -103,30 +122,28 @@ def _html_sequences():
     return tuple(HTML_SEQUENCES)
 
 
-@lru_cache(maxsize=1)
-def _html_open() -> re.Pattern[str]:
-    """markdown-it's HTML block openers as one pattern, in its order: group ``t<i>`` matches when sequence ``i`` is
-    the first whose opener matches (each is anchored at the start, so the first alternative that matches is it)."""
-    parts = []
+def _html_open(line: str) -> int:
+    """Which of markdown-it's HTML block kinds ``line`` opens (its index in the sequences, the first that matches,
+    as markdown-it tries them), or -1. markdown-it's own compiled patterns: nothing to compile here."""
     for i, (open_re, _, _) in enumerate(_html_sequences()):
-        body = open_re.pattern
-        if open_re.flags & re.IGNORECASE:
-            body = f"(?i:{body})"
-        parts.append(f"(?P<t{i}>{body})")
-    return re.compile("|".join(parts))
+        if open_re.search(line):
+            return i
+    return -1
 
 
-def scan(text: str, parse: Callable[[str], list]) -> tuple[list[ScannedHeading], list[ScannedFence], list[int]]:
+def scan(text: str, parse: Callable[[str], list], math_blank_lines: bool = True
+         ) -> tuple[list[ScannedHeading], list[ScannedFence], list[int]]:
     """Headings and fences of ``text`` as markdown-it finds them, or raise `Unsure`.
 
-    ``parse`` is markdown-it's parse function (used on odd blockquote regions only). Lines are counted as
+    ``parse`` is markdown-it's parse function (used on odd blockquote regions only) and ``math_blank_lines`` the
+    dollarmath plugin's ``allow_blank_lines`` as that parser is configured. Lines are counted as
     markdown-it counts them (CRLF, CR and LF all end a line). The third item is the line table of the text with
     its line breaks made ``\n`` (the text's own when it has no ``\r``).
     """
     if "\x00" in text:
         raise Unsure("NUL characters (markdown-it rewrites them)")
     s = text if "\r" not in text else text.replace("\r\n", "\n").replace("\r", "\n")
-    sc = _Scanner(s, parse)
+    sc = _Scanner(s, parse, math_blank_lines)
     ls = sc.ls
     # markdown-it drops a final line holding only spaces or tabs (or nothing).
     n_lines = len(ls) if s[ls[-1]:].strip(" \t") else len(ls) - 1
@@ -141,10 +158,11 @@ def scan(text: str, parse: Callable[[str], list]) -> tuple[list[ScannedHeading],
 class _Scanner:
     """State shared by the regions of one document: the text, its lines, and what has been found."""
 
-    def __init__(self, s: str, parse: Callable[[str], list]) -> None:
+    def __init__(self, s: str, parse: Callable[[str], list], math_blank_lines: bool) -> None:
         self.s = s
         self.ls = line_starts_of(s)
         self.parse = parse
+        self.math_blank_lines = math_blank_lines
         self.headings: list[ScannedHeading] = []
         self.fences: list[ScannedFence] = []
 
@@ -258,11 +276,11 @@ class _Scanner:
                     raise Unsure("fence-like table header")
                 # Its lines are code whatever they look like: jump to the closing line (same character, at
                 # least as long, < 4 columns of indent, only spaces after) or the end of the region.
-                cm = _fence_close_re(c, run).search(s, le + 1, hi) if le < hi else None
+                cm = _fence_close_re(c, run).search(s, le, hi) if le < hi else None
                 if cm is None:
                     fences.append((li, stop - 1))
                     break
-                close = self.line_of(cm.start())
+                close = self.line_of(cm.start() + 1)
                 fences.append((li, close))
                 clean_lines.add(close)
                 skip_until = cm.end() + 1
@@ -290,10 +308,11 @@ class _Scanner:
                 # Sure to open an HTML block here: at the top level, of a kind that may interrupt a paragraph
                 # (all but the 7th, a lone tag, which cannot: then it depends on the paragraph before).
                 top = width < 4 and not in_html and (width == 0 or not in_list(pos))
-                hm = _html_open().match(line)
-                if hm is None:
+                i = _html_open(line)
+                if i < 0:
                     continue  # paragraph text
-                i = next(int(k[1:]) for k, v in hm.groupdict().items() if v is not None)
+                if "|" in line and self._delimiter_row_after(le, hi):
+                    raise Unsure("HTML-like table header")  # a table's rows end at a heading or a fence
                 close_re = _html_sequences()[i][1]
                 if i < 5:  # ends at the line holding its closing sequence, blank lines or not
                     if close_re.search(line):
@@ -366,9 +385,8 @@ class _Scanner:
                 raise Unsure("heading on a list item's line")
             if rest.startswith(("```", "~~~", "$$", ":::")):
                 raise Unsure("fence, math or container on a list item's line")
-            if rest[:1] == "<" and _html_open().match(rest):
+            if rest[:1] == "<" and _html_open(rest) >= 0:
                 raise Unsure("HTML block on a list item's line")
-
 
     def _delimiter_row_after(self, le: int, hi: int) -> bool:
         """The next line could be a table's delimiter row (markdown-it tries tables before anything else)."""
@@ -390,7 +408,7 @@ class _Scanner:
             return None
         lo, hi = self.ls[li + 1], self.line_end(stop - 1)
         m = _MATH_CLOSE.search(self.s, lo, hi)
-        if not MATH_BLANK_LINES:
+        if not self.math_blank_lines:
             bm = _BEFORE_BLANK.search(self.s, lo - 1, hi)
             if bm is not None and (m is None or bm.start() < m.start()):
                 return None  # a blank line first: no math block
@@ -411,7 +429,7 @@ class _Scanner:
         scanned here. Otherwise the region alone is parsed with markdown-it.
         """
         if "\t" not in quote and _NOT_QUOTE_LINE.search(quote) is None:
-            inner = _Scanner(_QUOTE_MARKER.sub("", quote), self.parse)
+            inner = _Scanner(_QUOTE_MARKER.sub("", quote), self.parse, self.math_blank_lines)
             inner.region(0, len(inner.ls))
             self.headings.extend((a + first_line, b + first_line, lv, c) for a, b, lv, c in inner.headings)
             self.fences.extend((a + first_line, b + first_line) for a, b in inner.fences)

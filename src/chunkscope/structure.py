@@ -19,10 +19,11 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from .outline_scan import Unsure, line_starts_of, scan
+
 if TYPE_CHECKING:
     from .docs import Document
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CUSTOM_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
 _HEADING_NUMBER = re.compile(r"^(?:(?:chapter|section|part)\s+)?(\d+(?:\.\d+)*)\.?(?:\s*[:\-–—]\s*|\s+)(?=\S)", re.I)
 _ESM_LINE = re.compile(r"^(?:import|export)\b")
@@ -133,21 +134,6 @@ class Structure(_LinesAndHeadings):
     def atomic_spans(self) -> list[tuple[int, int]]:
         """Top-level spans a boundary should never fall inside, sorted."""
         return [(b.start, b.end) for b in self.blocks if b.kind in ATOMIC_KINDS and b.depth == 0]
-
-
-def line_starts_of(text: str) -> list[int]:
-    """Offsets where each line starts, line breaks being CRLF, CR or LF (as markdown-it counts lines)."""
-    starts = [0]
-    if "\r" not in text:
-        # The common case at C speed: only LF.
-        find = text.find
-        i = find("\n")
-        while i != -1:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        return starts
-    starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
-    return starts
 
 
 #: ``$$`` math blocks may hold blank lines (the plugin's default, stated here because the outline scanner relies on it).
@@ -422,10 +408,8 @@ def outline(doc: "Document") -> Outline:
     if o is not None:
         return o
     if doc.cache.get("structure") is None:
-        from .outline_scan import Unsure, scan
-
         try:
-            o = _outline_from_scan(doc, *scan(doc.text, lambda src: _parser().parse(src)))
+            o = _outline_from_scan(doc, *scan(doc.text, lambda src: _parser().parse(src), MATH_BLANK_LINES))
         except Unsure:
             o = None
     if o is None:
@@ -460,8 +444,6 @@ def _heading_plain(content: str, text: str) -> str:
         # A bracket left as text might be a reference link to a definition elsewhere in the document, which
         # only the full parse knows. (Brackets inside code spans, or consumed by inline links, do not depend
         # on the definitions.)
-        from .outline_scan import Unsure
-
         raise Unsure("heading with a bracket that may be a reference link")
     return _inline_plain(tok)
 

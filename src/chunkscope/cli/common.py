@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+
 from typing import Any, TextIO
 
 from ..config import Config, ResolvedStrategy, load_config, parse_param_args, resolve_strategy

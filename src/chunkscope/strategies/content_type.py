@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
 from ..structure import doc_numbering
 from ..tokens import TIKTOKEN_NAMES
-from ._common import Protected, sections, trim
-from .header_window import FENCE_KINDS, start_within
+from ._common import FENCE_KINDS, Protected, sections, trim
 
 if TYPE_CHECKING:
     from ..chunk import Chunk
@@ -205,7 +204,7 @@ class ContentTypeStrategy(Strategy):
             if a < b:
                 out.append((a, b))
             prev_cut = cut
-            restart = start_within(counter, cut, overlap, pos)
+            restart = counter.start_within(cut, overlap, pos)
             inside = fences.containing(restart)
             if inside is not None and not inside[0] < cut < inside[1]:
                 restart = inside[1]  # an overlap starts after a fence the cut keeps whole, never inside it

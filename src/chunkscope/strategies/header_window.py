@@ -14,82 +14,16 @@ The seed's validation list becomes the lint limits: no chunk over 900 words, non
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
 from ..chunk import OVERSIZE, Limits, Param, ParamError, Span, Strategy
-from ._common import Protected, sections, trim
+from ._common import FENCE_KINDS, Protected, sections, trim
 
 if TYPE_CHECKING:
     from ..docs import Document
     from ..tokens import SliceCounter
-
-#: Blocks a window must never cut: fenced and indented code (the seed protects code blocks only).
-FENCE_KINDS = frozenset({"fence", "code"})
-
-
-def start_within(counter: "SliceCounter", end: int, budget: int, floor: int) -> int:
-    """The smallest start in ``[floor, end]`` with ``count(start, end) <= budget``: where an overlap begins.
-
-    The mirror image of ``SliceCounter.end_within``. A tiktoken counter's token offsets (``.starts``) give a
-    first guess ``budget`` tokens back, walked token by token to bracket the answer; the bracket (or, for other
-    counters, the whole range) is then bisected over characters. For counts that are monotonic in the start
-    (words) the answer is exact; for BPE it is a start whose count is within budget.
-    """
-    if budget <= 0:
-        return end
-    if counter.count(floor, end) <= budget:
-        return floor
-    lo, hi = floor, end  # invariant: count(lo, end) > budget >= count(hi, end)
-    starts = getattr(counter, "starts", None)
-    if starts is not None:
-        j = bisect_left(starts, end)
-        k = max(j - budget, 0)
-        g = starts[k]
-        if g > floor:
-            if counter.count(g, end) <= budget:
-                hi = g
-                while k > 0 and starts[k - 1] > floor:  # walk back while still within budget
-                    k -= 1
-                    if counter.count(starts[k], end) > budget:
-                        lo = starts[k]
-                        break
-                    hi = starts[k]
-            else:
-                lo = g
-                while k + 1 < j and starts[k + 1] < end:  # walk forward until within budget
-                    k += 1
-                    if counter.count(starts[k], end) <= budget:
-                        hi = starts[k]
-                        break
-                    lo = starts[k]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if counter.count(mid, end) <= budget:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def words_end_within(counter: "SliceCounter", start: int, budget: int, limit: int) -> int:
-    """``counter.end_within`` for word counts, bounding the search to a few times the expected span first.
-
-    The generic word counter splits the whole slice on every probe, so bisecting over a 30 000-character section
-    would split 30 000 characters fifteen times; words are rarely longer than 8 characters on average, so a
-    window of ``budget * 8`` characters (doubled while it is not enough) holds the answer.
-    """
-    span = max(budget * 8, 64)
-    while True:
-        lim = min(limit, start + span)
-        end = counter.end_within(start, budget, lim)
-        # Word counts only grow with the end, so an answer short of the bound is the answer over [start, limit].
-        if end < lim or lim >= limit:
-            return end
-        span *= 2
-
 
 def _skip_space(text: str, pos: int, end: int) -> int:
     while pos < end and text[pos].isspace():
@@ -212,7 +146,7 @@ class HeaderWindowStrategy(Strategy):
         out: list[tuple[int, int]] = []
         pos = start
         while pos < end:
-            raw = words_end_within(counter, pos, target, end)
+            raw = counter.end_within(pos, target, end)
             if raw >= end:
                 out.append(trim(text, pos, end))
                 break
@@ -235,7 +169,7 @@ class HeaderWindowStrategy(Strategy):
             if cut >= end:
                 break
             if restart is None:
-                restart = start_within(counter, cut, overlap, pos)
+                restart = counter.start_within(cut, overlap, pos)
                 inside = fences.containing(restart)
                 if inside is not None:
                     restart = inside[1]  # an overlap never starts inside a fence: start after it instead
