@@ -153,9 +153,28 @@ def _parser():
            allow_blank_lines=MATH_BLANK_LINES)
     # Docusaurus admonitions: ":::note Title" … ":::" — any name is an admonition.
     md.use(container_plugin, name="admonition", marker=":", validate=lambda *_: True)
-    # Inline parsing is not needed for structure except heading text, which we read from token children;
     # linkify/typographer stay off for exactness.
     return md
+
+
+@lru_cache(maxsize=1)
+def _block_parser():
+    """The same parser without the inline pass: structure needs inline content only for headings, and inline
+    parsing of every paragraph is half of markdown-it's time (measured on the Rust book: 0.57 s → 0.27 s)."""
+    md = _parser.__wrapped__()
+    md.disable("inline")
+    return md
+
+
+def _heading_text_from_block_parse(content: str, env: dict) -> str:
+    """A heading's rendered text from its raw inline content, parsing inline only when markup could fire.
+
+    ``env`` is the block parse's environment, so reference links resolve exactly as in a full parse.
+    """
+    if _INLINE_MARKUP.search(content) is None:
+        return content
+    tokens = _parser().parseInline(content, env)
+    return _inline_plain(tokens[0]) if tokens else ""
 
 
 _KIND_OF_OPEN = {
@@ -295,7 +314,8 @@ def parse_structure(doc: "Document") -> Structure:
         # empty container line at the very end of the source (the admonition rule then crashes inside a quote,
         # a fence in a quote ends a line early). With it every line is followed by a line break.
         src = text + "\n"
-    tokens = _parser().parse(src)
+    env: dict = {}
+    tokens = _block_parser().parse(src, env)
     blocks: list[Block] = []
     headings: list[Heading] = []
     stack: list[Block] = []
@@ -313,7 +333,7 @@ def parse_structure(doc: "Document") -> Structure:
             continue
         if t == "inline" and pending_heading is not None:
             h = pending_heading
-            h.text, h.number, h.anchor = _name_heading(_inline_plain(tok), slugger)
+            h.text, h.number, h.anchor = _name_heading(_heading_text_from_block_parse(tok.content, env), slugger)
             continue
         if t == "heading_close" and pending_heading is not None:
             h = pending_heading
