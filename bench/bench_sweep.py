@@ -7,18 +7,20 @@ Target: a 6-point sweep (chunk_size 256/384/512 × chunk_overlap 0/50) with 50 q
 embedding the DISTINCT chunk texts of the six points once, plus 10%.
 
 1. Chunk every grid point and count the distinct texts the model must read (identical chunks of different
-   points are one text).
-2. Raw model time: ``Embedder.encode`` of those texts, no cache, the model loaded and warmed first. The texts are
-   sorted by length and dealt into two halves of the same length mix; one half is encoded before the sweep and
-   the other after it, so a change in the machine's load during the run weighs on both sides alike (this
-   machine is shared: the same encode took 11 s and 28 s minutes apart). Each half is one call.
-3. The sweep (`chunkscope.tuning.sweep`) with an EMPTY cache (CHUNKSCOPE_CACHE = a fresh temporary folder) and
-   an empty store: wall time of the call, model loading included.
+   points are one text), and which of them each point adds to those of the points before it.
+2. The sweep (`chunkscope.tuning.sweep`) with an EMPTY cache (CHUNKSCOPE_CACHE = a fresh temporary folder) and
+   an empty store, model loading included.
+3. Interleaved with it, the raw model time: when the sweep starts a point, its progress callback runs
+   ``Embedder.encode`` (a second model, no cache) on exactly the texts that point adds, in one call; that time
+   is measured on its own and taken off the sweep's clock. The sum over the points is the raw encode of all
+   the distinct texts. Interleaving point by point matters on a shared machine: the same encode took 11 s and
+   28 s minutes apart here, and a first version that timed the raw encode before the sweep compared a quiet
+   quarter of an hour with a busy one.
 
-Reports sweep / raw in wall time (the target) and in CPU time of the process (less sensitive to other
-processes), and the sweep's own split: time inside the model vs. everything else. Load averages are printed at
-each step. The table goes to stdout and to ``--out``. The cache folder is kept (printed) so the CLI can be run
-on it warm, unless ``--cleanup``.
+Reports sweep / raw in wall time (the target) and in CPU time of the process, per point and in all, and the
+sweep's own split: time inside the model vs. everything else. Load averages are printed. The tables go to
+stdout and to ``--out``. The cache folder is kept (printed) so the CLI can be run on it warm, unless
+``--cleanup``.
 """
 
 from __future__ import annotations
@@ -99,15 +101,18 @@ def main() -> int:
     emit(f"corpus {args.corpus.name}: {len(tree.documents)} files; {args.strategy} grid {' × '.join(grid_args)}; {qdesc}")
     emit()
 
-    # 1. distinct texts over the grid
+    # 1. distinct texts over the grid, and the new ones of each point (what the sweep will embed there)
     distinct: dict[str, None] = {}
     rows = []
-    for p in grid_points(grid):
+    new_by_point: list[list[str]] = []
+    points = grid_points(grid)
+    for p in points:
         s = get_strategy(args.strategy, **p)
         chunks = [c for r in chunk_documents(tree.documents, s) for c in r.chunks]
         texts = {c.embed_text for c in chunks}
-        new = [t for t in texts if t not in distinct]
-        distinct.update(dict.fromkeys(sorted(new)))
+        new = sorted(t for t in texts if t not in distinct)
+        distinct.update(dict.fromkeys(new))
+        new_by_point.append(new)
         rows.append([", ".join(f"{k}={v}" for k, v in p.items()), len(chunks), len(texts), len(new)])
     texts = list(distinct)
     emit("## 1. chunk texts per grid point")
@@ -117,55 +122,59 @@ def main() -> int:
          f"({total_chunks - len(texts)} repeats a sweep must not embed again)")
     emit()
 
-    # 2. raw model time of the distinct texts: half before the sweep, half after
-    emit(f"## 2. raw Embedder.encode of the {len(texts)} distinct texts (no cache), half before the sweep and half after")
+    # 2 + 3. the sweep, empty cache and store, with the raw encode of each point's new texts just before it
     raw = Embedder(use_cache=False)
     t = time.perf_counter()
     raw.load()
     raw_load = time.perf_counter() - t
     raw.encode(["warm up the model", "and its threads"])
-    by_len = sorted(texts, key=len)
-    halves = [by_len[0::2], by_len[1::2]]
-    raw_wall: list[float] = []
-    raw_cpu: list[float] = []
+    raw_wall = [0.0] * len(points)
+    raw_cpu = [0.0] * len(points)
+    loads: list[str] = [""] * len(points)
 
-    def raw_half(i: int) -> None:
-        before = load()
+    def on_progress(done: int, total: int, stats: dict) -> None:
+        i = stats.get("index")
+        if stats.get("phase") != "chunk" or i is None or loads[i]:
+            return
+        loads[i] = load()
         t, c = time.perf_counter(), time.process_time()
-        raw.encode(halves[i])
-        raw_wall.append(time.perf_counter() - t)
-        raw_cpu.append(time.process_time() - c)
-        emit(f"half {i + 1} ({len(halves[i])} texts): {raw_wall[-1]:.1f}s wall, {raw_cpu[-1]:.1f}s CPU "
-             f"(load {before} before, {load()} after)")
+        raw.encode(new_by_point[i])
+        raw_wall[i] = time.perf_counter() - t
+        raw_cpu[i] = time.process_time() - c
 
-    emit(f"model load {raw_load:.1f}s")
-    raw_half(0)
-    emit()
-
-    # 3. the sweep, empty cache and store
     os.environ["CHUNKSCOPE_CACHE"] = str(scratch / "sweep")
-    emit(f"## 3. sweep with an empty cache ({os.environ['CHUNKSCOPE_CACHE']})")
+    emit(f"## 2. sweep with an empty cache ({os.environ['CHUNKSCOPE_CACHE']}), raw encodes interleaved")
+    emit(f"(raw model load {raw_load:.1f}s, not counted)")
     embedder = Embedder()
     load_before = load()
     t, c = time.perf_counter(), time.process_time()
-    result = sweep(tree, args.strategy, grid, queries, embedder=embedder)
-    wall, cpu = time.perf_counter() - t, time.process_time() - c
-    emit(f"wall {wall:.1f}s, CPU {cpu:.1f}s (load {load_before} before, {load()} after): model load "
-         f"{embedder.load_seconds:.1f}s, inside the model {result.encode_seconds:.1f}s, everything else "
-         f"{wall - result.encode_seconds:.1f}s")
+    result = sweep(tree, args.strategy, grid, queries, embedder=embedder, on_progress=on_progress)
+    wall = time.perf_counter() - t - sum(raw_wall)
+    cpu = time.process_time() - c - sum(raw_cpu)
+    emit(f"sweep: wall {wall:.1f}s, CPU {cpu:.1f}s (raw encodes taken off; load {load_before} before, {load()} "
+         f"after): model load {embedder.load_seconds:.1f}s, inside the model {result.encode_seconds:.1f}s, "
+         f"everything else {wall - result.encode_seconds:.1f}s")
     emit(f"embedding cache: {result.distinct_texts} distinct texts, {result.embedded} embedded, "
          f"{result.cached} from cache, {result.query_embedded} questions embedded")
     emit()
+    # A point's own seconds are counted from before its progress callback: take the raw encode off.
+    own_s = [p.seconds - raw_wall[i] for i, p in enumerate(result.points)]
+    emit("## 3. point by point: raw encode of the point's new texts, then the sweep's work on that point")
+    emit(table(
+        ["point", "new texts", "raw wall s", "sweep wall s", "ratio", "raw CPU s", "load at start"],
+        [[p.label, len(new_by_point[i]), f"{raw_wall[i]:.1f}", f"{own_s[i]:.1f}",
+          f"{own_s[i] / raw_wall[i]:.2f}" if raw_wall[i] else "—", f"{raw_cpu[i]:.1f}", loads[i]]
+         for i, p in enumerate(result.points)]))
+    emit("(the sweep's seconds per point leave out the questions' embedding and the store's opening)")
+    emit()
+    emit(f"## 4. the sweep's results ({result.metric}, best first)")
     emit(table(
         ["#", "point", result.metric, "hit@1", "mrr", "chunks", "storage MB", "embedded", "cached", "seconds"],
         [[i, p.label, f"{p.metrics[result.metric]:.3f}", f"{p.metrics['hit@1']:.3f}", f"{p.metrics['mrr']:.3f}",
-          p.chunks, f"{p.storage_bytes / 2**20:.1f}", p.embedded, p.cached, f"{p.seconds:.1f}"]
+          p.chunks, f"{p.storage_bytes / 2**20:.1f}", p.embedded, p.cached, f"{own_s[p.index]:.1f}"]
          for i, p in enumerate(result.ranked(), 1)]))
     emit()
-    emit("## 2b. the other half of the raw encode")
-    raw_half(1)
     raw_s, raw_c = sum(raw_wall), sum(raw_cpu)
-    emit()
     ratio, ratio_cpu = wall / raw_s, cpu / raw_c
     own = wall / result.encode_seconds if result.encode_seconds else float("nan")
 
