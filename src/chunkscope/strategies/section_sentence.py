@@ -327,7 +327,7 @@ class _Cutter:
                     only = replace(parts[0], glue=u.glue, flags=tuple(dict.fromkeys((*u.flags, *parts[0].flags))))
                     return self._split(only)
             elif how == "sentences":
-                parts = [_Unit(a, z) for a, z in sentence_spans(self.text, u.start, u.end)]
+                parts = [_Unit(a, z) for a, z in self._sentence_spans(u.start, u.end)]
             else:
                 cuts = self._def_cuts(u) if how == "defs" else self._blank_cuts(u) if how == "blank" else \
                     self._lines_in(u.start, u.end)
@@ -357,9 +357,18 @@ class _Cutter:
             p.flags = tuple(dict.fromkeys((*u.flags, *p.flags)))
         return parts
 
+    def _sentence_spans(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Sentence bounds in ``[start, end)``: they depend only on the text, never on the parameters, so they are
+        kept per document and a re-chunk with new parameters (live tuning) does not segment again."""
+        memo = self.doc.cache.setdefault("sentence_spans", {})
+        bounds = memo.get((start, end))
+        if bounds is None:
+            bounds = memo[(start, end)] = list(sentence_spans(self.text, start, end))
+        return bounds
+
     def _sentences(self, u: _Unit) -> list[_Unit]:
         """A paragraph unit as sentence units (itself, as one sentence, when it has only one)."""
-        parts = [_Unit(a, z) for a, z in sentence_spans(self.text, u.start, u.end)]
+        parts = [_Unit(a, z) for a, z in self._sentence_spans(u.start, u.end)]
         parts = self._tile(parts, u.start, u.end, absorb=True) if len(parts) > 1 else []
         if len(parts) <= 1:
             return [replace(u, chain=())]
