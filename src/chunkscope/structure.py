@@ -124,16 +124,8 @@ class Structure(_LinesAndHeadings):
     def __post_init__(self) -> None:
         self._heading_starts = [h.start for h in self.headings]
 
-    @property
-    def top_blocks(self) -> list[Block]:
-        return [b for b in self.blocks if b.depth == 0]
-
     def blocks_of(self, *kinds: str) -> list[Block]:
         return [b for b in self.blocks if b.kind in kinds]
-
-    def atomic_spans(self) -> list[tuple[int, int]]:
-        """Top-level spans a boundary should never fall inside, sorted."""
-        return [(b.start, b.end) for b in self.blocks if b.kind in ATOMIC_KINDS and b.depth == 0]
 
 
 #: ``$$`` math blocks may hold blank lines (the plugin's default, stated here because the outline scanner relies on it).

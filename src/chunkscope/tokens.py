@@ -24,7 +24,6 @@ import re
 import threading
 from bisect import bisect_left, bisect_right
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
@@ -637,18 +636,3 @@ def prepare(docs: Iterable["Document"], name: str, threads: int | None = None) -
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for d, toks in zip(todo, pool.map(tok.encoding.encode_ordinary, [d.text for d in todo])):
             d.cache[("tokens", name)] = toks
-
-
-@dataclass(frozen=True, slots=True)
-class TokenizerInfo:
-    name: str
-    description: str
-
-
-def describe_tokenizers() -> list[TokenizerInfo]:
-    return [
-        TokenizerInfo("cl100k_base", "OpenAI BPE used by text-embedding-3-small and GPT-4 (default)"),
-        TokenizerInfo("o200k_base", "OpenAI BPE used by GPT-4o"),
-        TokenizerInfo("words", "whitespace-separated words (seed 001 sizes chunks in words)"),
-        TokenizerInfo(DEFAULT_EMBED_MODEL, "the embedding model's word pieces, with [CLS] and [SEP]"),
-    ]

@@ -137,12 +137,3 @@ def pack(units: Sequence[tuple[int, int]], budget: int, counter: "SliceCounter")
     if cur_s is not None:
         out.append((cur_s, cur_e, counter.count(cur_s, cur_e) > budget))
     return out
-
-
-def blocks_between(doc: "Document", start: int, end: int, depth: int = 0) -> list[Block]:
-    """Blocks of a given nesting depth that start within ``[start, end)``, in order."""
-    return [b for b in doc.structure.blocks if b.depth == depth and start <= b.start < end]
-
-
-def heading_anchor(h: Heading | None) -> str:
-    return f"#{h.anchor}" if h is not None and h.anchor else ""
