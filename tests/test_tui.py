@@ -67,8 +67,11 @@ async def open_file(pilot, app: ChunkscopeApp, path: str) -> None:
     ex = explorer(app)
     tree = ex.query_one(DocsTreeView)
     tree.move_cursor(tree._leaves[path])  # noqa: SLF001 - the leaf of that path
+    # open_file shows the text at once with an empty placeholder result; wait for the finished cut of this file.
     await wait_for(pilot, lambda: ex.result is not None and ex.result.doc.path == path
-                   and ex.layout_data is not None and ex.layout_data.doc.path == path, what=f"{path} to open")
+                   and (ex.result.complete or ex.result.error is not None)
+                   and ex.layout_data is not None and ex.layout_data.chunks is ex.result.chunks,
+                   what=f"{path} to open")
 
 
 async def ready(pilot, app: ChunkscopeApp) -> None:
