@@ -15,11 +15,16 @@ from chunkscope.tokens import (
     TokenizerError,
     embed_tokenizer,
     get_tokenizer,
+    is_clean_cut,
     tiktoken_encoding,
 )
 
 PIECES = ["word", " ", "  ", "\n", "\n\n", "\r\n", ".", ". ", "’", "“quoted”", "θ₁", "Größe", "日本語", "😀", "```",
-          "# ", "1234567", "fn main() {", "}", "\t", "'s", "'ll", "x.y", "—", "a", "The", " the", "123.45"]
+          "# ", "1234567", "fn main() {", "}", "\t", "'s", "'ll", "x.y", "—", "a", "The", " the", "123.45",
+          # The clean-cut rules' edges: line breaks before slashes, apostrophes after words, case changes (o200k
+          # splits there), punctuation runs that swallow line breaks, marks, non-ASCII digits and letters.
+          "/", "//", "\n/", ".\n", ":\n\n", "don't", "it's", "camelCase", "HTTPServer", ")", "(", "_", "a/b", "\r",
+          "é", "e\u0301", "٣", "Ⅻ", "\u00a0", "\x0b", "x=1;", "?!", "...", "`code`", "**bold**", "-", "42"]
 texts = st.lists(st.sampled_from(PIECES), max_size=120).map("".join)
 
 
@@ -39,16 +44,28 @@ def test_encodings_build_offline_through_tiktoken_loader(monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 @given(text=texts, data=st.data())
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_slice_count_is_exact(name: str, text: str, data: st.DataObject) -> None:
     doc, _ = decode_document(text.encode(), "x.md")
     tok = get_tokenizer(name)
     c = tok.counter(doc)
     assert isinstance(c, TiktokenSliceCounter)
-    for _ in range(5):
+    for _ in range(8):
         a = data.draw(st.integers(0, len(text)))
         b = data.draw(st.integers(a, len(text)))
-        assert c.count(a, b) == len(tok.encoding.encode_ordinary(text[a:b]))
+        assert c.count(a, b) == len(tok.encoding.encode_ordinary(text[a:b])), (a, b)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@given(text=texts)
+@settings(max_examples=400, deadline=None)
+def test_clean_cuts_split_every_text_without_changing_its_tokens(name: str, text: str) -> None:
+    """The rules behind exact slice counts: at a clean cut, encoding the halves apart gives the same tokens."""
+    enc = get_tokenizer(name).encoding
+    whole = enc.encode_ordinary(text)
+    for p in range(1, len(text)):
+        if is_clean_cut(text, p):
+            assert enc.encode_ordinary(text[:p]) + enc.encode_ordinary(text[p:]) == whole, (p, text[p - 3:p + 3])
 
 
 @given(text=texts, data=st.data())
@@ -131,3 +148,30 @@ def test_import_contract_holds() -> None:
     repo = Path(__file__).resolve().parents[1]
     out = subprocess.run([str(lint_imports)], cwd=repo, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@given(parts=st.lists(texts, min_size=1, max_size=6))
+@settings(max_examples=150, deadline=None)
+def test_prepared_batches_give_each_document_its_own_tokens(parts: list[str]) -> None:
+    """`prepare` encodes documents joined at clean cuts: each one's offsets must equal its own encoding's."""
+    from chunkscope.tokens import prepare, token_offsets
+
+    docs = [decode_document(p.encode(), f"d{i}.md")[0] for i, p in enumerate(parts)]
+    prepare(docs, "cl100k_base")
+    tok = get_tokenizer("cl100k_base")
+    for d in docs:
+        c = tok.counter(d)
+        assert list(c.starts) == list(token_offsets("cl100k_base", d.text))
+        if d.text:
+            assert c.count(0, len(d.text)) == len(tok.encoding.encode_ordinary(d.text))
+
+
+def test_prepared_corpus_offsets_match_fresh_encodes(corpus) -> None:
+    from chunkscope.docs import load_docs
+    from chunkscope.tokens import prepare, token_offsets
+
+    docs = load_docs(corpus).documents
+    prepare(docs, "o200k_base")
+    tok = get_tokenizer("o200k_base")
+    for d in docs:
+        assert list(tok.counter(d).starts) == list(token_offsets("o200k_base", d.text)), d.path

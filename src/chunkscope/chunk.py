@@ -207,6 +207,8 @@ class Strategy:
     required_metadata: ClassVar[tuple[str, ...]] = ()
     #: Default citation template over the metadata, in str.format syntax with missing keys left empty.
     citation_template: ClassVar[str] = "{title} › {heading}"
+    #: Whether `spans` reads the full Markdown parse (``doc.structure``) rather than only the outline.
+    parses_markdown: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
         declared = {p.name: p for p in self.parameters}
@@ -236,6 +238,16 @@ class Strategy:
 
     def counter(self, doc: "Document") -> SliceCounter:
         return get_tokenizer(self.length_tokenizer).counter(doc)
+
+    def prefetch(self, doc: "Document") -> None:
+        """Build what `chunk` will need of ``doc`` besides its tokens (called while a tree is being tokenized).
+
+        The outline (every chunk's lines and heading path come from it), or the parse for strategies that read it.
+        """
+        if self.parses_markdown:
+            doc.structure
+        else:
+            doc.outline
 
     def spans(self, doc: "Document") -> list[Span]:
         """Where to cut ``doc``: the one method a strategy must write."""
@@ -360,12 +372,18 @@ class ChunkedDoc:
 def chunk_documents(docs: Sequence["Document"], strategy: Strategy) -> list[ChunkedDoc]:
     """Chunk many documents; one document's failure is recorded on it and never stops the rest.
 
-    Tokenizes every document on all cores first (tiktoken releases the GIL), then chunks in order.
+    The tree is tokenized on a background thread (tiktoken releases the GIL) while this thread builds what needs
+    no tokens (each document's outline or parse); then the documents are chunked in order.
     """
     from .tokens import TIKTOKEN_NAMES, prepare
 
     if strategy.length_tokenizer in TIKTOKEN_NAMES:
         prepare(docs, strategy.length_tokenizer)
+        for d in docs:
+            try:
+                strategy.prefetch(d)
+            except Exception:  # noqa: BLE001 - only a head start; chunking the document reports its problem
+                pass
     out: list[ChunkedDoc] = []
     for d in docs:
         try:

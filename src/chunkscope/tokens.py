@@ -8,22 +8,36 @@ tiktoken's encodings are built offline: the rank files come from the ``puretikto
 the official files) and go through tiktoken's own loader with tiktoken's expected hash, never its download path.
 
 Counting a slice exactly without re-encoding it: tiktoken first cuts text into pieces with a regex, then runs BPE
-inside each piece, so a slice's count is the sum over its pieces. A position ``p`` where a non-space character
-is followed by a space is a piece boundary in *every* string that contains those two characters (no alternative
-of the cl100k/o200k patterns runs from a non-space character across a space), so between the first and the last
-such "clean cut" of a slice the whole document's tokens can be counted by index, and only the two short edges
-are encoded. ``SliceCounter.count`` is therefore exact (tests compare it with a fresh encode on generated text).
+inside each piece, so a slice's count is the sum over its pieces. Some pairs of neighbouring characters are a
+piece boundary in *every* string that contains them, for both the cl100k and the o200k patterns ("clean cuts"):
+
+* a non-space character followed by a space (no alternative runs from a non-space character across a space);
+* a line break followed by a character that is neither whitespace nor ``/`` (only o200k's punctuation
+  alternative continues past a line break, and only with more line breaks or slashes);
+* an ASCII letter or digit followed by whitespace or by ASCII punctuation other than ``'`` (letter and number
+  runs stop there; o200k lets a contraction such as ``'s`` follow a word, hence the apostrophe).
+
+Between the first and the last clean cut of a slice the whole document's tokens are counted by index, and only
+the two short edges are encoded (and cached by their text: most are a line break or a full stop). A slice whose
+ends are themselves clean cuts costs no encoding at all. ``SliceCounter.count`` is therefore exact (tests compare
+it with a fresh encode on generated text and on the corpus).
+
+The whole-document encodings themselves are made by `prepare` on a background thread (tiktoken releases the GIL
+while it encodes), so a tree is tokenized while its Markdown is scanned and its first documents are chunked.
 """
 
 from __future__ import annotations
 
 import gzip
+from array import array
 import json
 import os
+import queue
 import re
+import string
 import threading
 from bisect import bisect_left, bisect_right
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
@@ -232,18 +246,37 @@ class WordsSliceCounter(SliceCounter):
         return min(max(start, floor), end)
 
 
+#: Characters after which an ASCII letter or digit always ends a tokenizer piece (see the module docstring).
+_AFTER_ALNUM = frozenset((set(string.punctuation) - {"'"}) | set(" \t\n\r\x0b\x0c"))
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+_BREAKS = frozenset("\r\n")
+#: How far `TiktokenSliceCounter.count` looks for a clean cut character by character before it searches for
+#: a space instead: far enough for a line break or a sentence's last punctuation, short enough to stay cheap.
+_NEAR = 12
+
+
+def is_clean_cut(text: str, p: int) -> bool:
+    """Whether position ``p`` (``0 < p < len(text)``) is a piece boundary for any text around it (module doc)."""
+    b = text[p]
+    a = text[p - 1]
+    if b == " ":
+        return not a.isspace()
+    if a in _BREAKS:
+        return b != "/" and not b.isspace()
+    return a in _ALNUM and b in _AFTER_ALNUM
+
+
 class TiktokenSliceCounter(SliceCounter):
     """Slice counts from one whole-document encoding plus two short edge encodes (see the module docstring)."""
 
     #: Slices shorter than this are simply encoded: cheaper than finding cuts.
-    DIRECT_BELOW = 48
+    DIRECT_BELOW = 16
 
-    def __init__(self, tokenizer: "TiktokenTokenizer", text: str, tokens: list[int] | None = None) -> None:
+    def __init__(self, tokenizer: "TiktokenTokenizer", text: str, starts: "array[int] | None" = None) -> None:
         super().__init__(tokenizer, text)
-        enc = tokenizer.encoding
-        self._encode = enc.encode_ordinary
-        self.tokens = tokens if tokens is not None else self._encode(text)
-        self.starts = token_char_starts(tokenizer, text, self.tokens)  # len(tokens) + 1 entries, last = len(text)
+        self._encode = tokenizer.encoding.encode_ordinary
+        # Char offset where each whole-document token starts, then len(text).
+        self.starts = starts if starts is not None else token_offsets(tokenizer.name, text)
         self._edge_cache = tokenizer.edge_cache
 
     def _edge(self, s: str) -> int:
@@ -259,6 +292,33 @@ class TiktokenSliceCounter(SliceCounter):
         i = bisect_left(self.starts, p)
         return i if i < len(self.starts) and self.starts[i] == p else -1
 
+    def _cut_from(self, start: int, end: int) -> int:
+        """A clean cut in ``[start, end]``, as early as is cheap to find; -1 when there is none."""
+        text = self.text
+        if start == 0 or is_clean_cut(text, start):
+            return start
+        for p in range(start + 1, min(end, start + _NEAR)):
+            if is_clean_cut(text, p):
+                return p
+        # Farther on, only the space rule, searched at C speed.
+        p = text.find(" ", start + 1, end)
+        while p != -1 and text[p - 1].isspace():
+            p = text.find(" ", p + 1, end)
+        return p
+
+    def _cut_until(self, end: int, floor: int) -> int:
+        """A clean cut in ``[floor, end]``, as late as is cheap to find; -1 when there is none."""
+        text = self.text
+        if end == len(text) or is_clean_cut(text, end):
+            return end
+        for p in range(end - 1, max(floor, end - _NEAR), -1):
+            if is_clean_cut(text, p):
+                return p
+        p = text.rfind(" ", floor + 1, end)
+        while p > floor and text[p - 1].isspace():
+            p = text.rfind(" ", floor + 1, p)
+        return p if p >= floor else -1
+
     def count(self, start: int, end: int) -> int:
         if end - start < self.DIRECT_BELOW:
             return self._edge(self.text[start:end]) if end > start else 0
@@ -267,22 +327,18 @@ class TiktokenSliceCounter(SliceCounter):
         if n is not None:
             return n
         text = self.text
-        # First clean cut at or after start: a space preceded by a non-space character.
-        left = text.find(" ", start + 1 if start == 0 else start, end)
-        while left != -1 and text[left - 1].isspace():
-            left = text.find(" ", left + 1, end)
-        right = text.rfind(" ", start + 1, end) if left != -1 else -1
-        while right > left and text[right - 1].isspace():
-            right = text.rfind(" ", start + 1, right)
-        if left == -1 or right <= left:
+        left = self._cut_from(start, end)
+        right = self._cut_until(end, left) if left != -1 else -1
+        li = self._token_index(left) if right != -1 else -1
+        ri = self._token_index(right) if li != -1 else -1
+        if ri == -1:  # no clean cut inside (or, which cannot happen, a cut that is no token start): encode
             n = len(self._encode(text[start:end]))
         else:
-            li = self._token_index(left)
-            ri = self._token_index(right)
-            if li < 0 or ri < 0:  # cannot happen for clean cuts; stay exact regardless
-                n = len(self._encode(text[start:end]))
-            else:
-                n = self._edge(text[start:left]) + (ri - li) + self._edge(text[right:end])
+            n = ri - li
+            if left > start:
+                n += self._edge(text[start:left])
+            if end > right:
+                n += self._edge(text[right:end])
         self._memo[key] = n
         return n
 
@@ -381,26 +437,49 @@ def _token_byte_lengths(name: str):
     return lengths
 
 
-def token_char_starts(tokenizer: "TiktokenTokenizer", text: str, tokens: list[int]) -> list[int]:
-    """Char offset where each token starts, plus ``len(text)``; a token starting inside a character maps to it."""
+def encode_array(name: str, text: str):
+    """``encode_ordinary(text)`` as a numpy array of ranks.
+
+    Asked for through tiktoken's buffer interface (``encode`` with no special token allowed is
+    ``encode_ordinary``: special-token text stays text), which skips building a Python list of ints.
+    """
     import numpy as np
 
-    if not tokens:
-        return [len(text)]
-    lut = _token_byte_lengths(tokenizer.name)
-    byte_ends = np.cumsum(lut[np.asarray(tokens, dtype=np.int64)])
-    byte_starts = np.empty(len(tokens) + 1, dtype=np.int64)
+    enc = tiktoken_encoding(name)
+    to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)  # noqa: SLF001 - tiktoken >= 0.6
+    if to_buffer is None:
+        return np.asarray(enc.encode_ordinary(text), dtype=np.int64)
+    return np.frombuffer(to_buffer(text, set()), dtype=np.uint32)
+
+
+def token_offsets(name: str, text: str, toks=None) -> "array[int]":
+    """Char offset where each token of ``text`` starts, plus ``len(text)``; a token starting inside a character
+    (multi-byte characters can be split between tokens) maps to that character. ``toks``: the text's tokens,
+    when already made.
+
+    An ``array('q')``, made from numpy's result without a Python int per token (bisect and indexing work on it
+    as on a list). Raises UnicodeEncodeError for text that is not valid Unicode (lone surrogates): the caller
+    then counts by encoding every slice instead.
+    """
+    import numpy as np
+
+    raw = text.encode("utf-8")
+    if toks is None:
+        toks = encode_array(name, text)
+    byte_starts = np.empty(len(toks) + 1, dtype=np.int64)
     byte_starts[0] = 0
-    byte_starts[1:] = byte_ends
-    if text.isascii():
-        return byte_starts.tolist()
-    cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    widths = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
-    char_byte_starts = np.empty(len(cps) + 1, dtype=np.int64)
-    char_byte_starts[0] = 0
-    np.cumsum(widths, out=char_byte_starts[1:])
-    chars = np.searchsorted(char_byte_starts, byte_starts, side="right") - 1
-    return chars.tolist()
+    np.cumsum(_token_byte_lengths(name)[toks], out=byte_starts[1:])
+    if len(raw) == len(text):  # ASCII: bytes are characters
+        starts = byte_starts
+    else:
+        # The character holding byte b is the number of character-leading bytes in [0, b], minus one.
+        leading = np.empty(len(raw) + 1, dtype=np.int64)
+        np.cumsum((np.frombuffer(raw, dtype=np.uint8) & 0xC0) != 0x80, out=leading[:-1])
+        leading[-1] = len(text) + 1
+        starts = leading[byte_starts] - 1
+    out = array("q")
+    out.frombytes(starts.astype(np.int64, copy=False).tobytes())
+    return out
 
 
 # --- the tokenizers -------------------------------------------------------------------------------------------
@@ -424,8 +503,18 @@ class TiktokenTokenizer:
         key = ("counter", self.name)
         c = doc.cache.get(key)
         if c is None:
-            tokens = doc.cache.pop(("tokens", self.name), None)
-            c = doc.cache[key] = TiktokenSliceCounter(self, doc.text, tokens)
+            pending = doc.cache.pop(("offsets", self.name), None)  # from `prepare`, maybe still running
+            starts = None
+            if pending is not None:
+                try:
+                    starts = pending.result()
+                except Exception:  # noqa: BLE001 - made again below, where a real problem surfaces
+                    starts = None
+            try:
+                c = TiktokenSliceCounter(self, doc.text, starts)
+            except UnicodeEncodeError:  # lone surrogates (text from the API): count by encoding each slice
+                c = SliceCounter(self, doc.text)
+            doc.cache[key] = c
         return c
 
 
@@ -624,15 +713,121 @@ def embed_tokenizer(model: str = DEFAULT_EMBED_MODEL) -> WordPieceTokenizer:
     return get_tokenizer(f"hf:{model}")
 
 
-def prepare(docs: Iterable["Document"], name: str, threads: int | None = None) -> None:
-    """Encode many documents at once on all cores (tiktoken releases the GIL), ready for their counters."""
-    tok = get_tokenizer(name)
-    if not isinstance(tok, TiktokenTokenizer):
+class _Batch:
+    """Consecutive documents encoded as one text, then cut back into each document's tokens.
+
+    They are joined only where the junction is a clean cut (see the module docstring), so the joined text's tokens
+    are exactly each document's own tokens, one after another. One long encode instead of one per document means
+    the background thread asks for the GIL once per batch, not once per file: with the main thread busy in
+    Python, every such request can wait a whole switch interval.
+    """
+
+    def __init__(self, name: str, texts: list[str]) -> None:
+        self.name = name
+        self.texts = texts
+        self.future: Future | None = None
+
+    def encode(self):
+        """The batch's tokens and where each document's start (runs on the encoder thread: only the encoding
+        and a few whole-array steps, so it rarely needs the GIL; each document's offsets are made when its
+        counter is)."""
+        import numpy as np
+
+        toks = encode_array(self.name, "".join(self.texts))
+        byte_ends = np.cumsum(_token_byte_lengths(self.name)[toks])
+        doc_bytes = np.cumsum([0] + [len(t.encode("utf-8")) for t in self.texts])
+        idx = np.searchsorted(byte_ends, doc_bytes[:-1], side="right")
+        # Every junction falls between two tokens at a clean cut; checked anyway (else: each on its own).
+        if not np.array_equal(np.concatenate(([0], byte_ends))[idx], doc_bytes[:-1]):
+            return None, None
+        return toks, idx.tolist() + [len(toks)]
+
+    def offsets(self, i: int) -> "array[int]":
+        """The token offsets of document ``i`` of the batch (waits for the encoding)."""
+        toks, bounds = self.future.result()
+        if toks is None:
+            return token_offsets(self.name, self.texts[i])
+        return token_offsets(self.name, self.texts[i], toks[bounds[i]:bounds[i + 1]])
+
+
+class _PendingOffsets:
+    """What `prepare` leaves in a document's cache: its place in a batch being encoded."""
+
+    __slots__ = ("batch", "index")
+
+    def __init__(self, batch: _Batch, index: int) -> None:
+        self.batch = batch
+        self.index = index
+
+    def result(self) -> "array[int]":
+        return self.batch.offsets(self.index)
+
+
+class _BackgroundEncoder:
+    """One daemon thread that encodes batches in submission order.
+
+    tiktoken releases the GIL while it encodes, so this runs beside the Markdown scan and the chunking of the
+    documents already done. (Two encoding threads measured no faster than one on this kind of machine, and a
+    daemon thread never holds up the interpreter's exit the way an executor's workers would.)
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, batch: _Batch) -> None:
+        batch.future = Future()
+        self._jobs.put(batch)
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="chunkscope-encoder", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            batch = self._jobs.get()
+            if not batch.future.set_running_or_notify_cancel():
+                continue
+            try:
+                batch.future.set_result(batch.encode())
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
+                batch.future.set_exception(exc)
+
+
+_ENCODER = _BackgroundEncoder()
+#: Text per batch: big enough that GIL requests are rare, small enough that chunking starts early.
+_BATCH_CHARS = 1 << 17
+
+
+def prepare(docs: Iterable["Document"], name: str) -> None:
+    """Start tokenizing many documents in the background, in order; their counters pick the results up.
+
+    Returns at once. A document whose counter is asked for before its batch is done waits for it (or, with
+    ``prepare`` never called, is encoded on the spot).
+    """
+    if name not in TIKTOKEN_NAMES:
         return
-    todo = [d for d in docs if ("counter", name) not in d.cache and ("tokens", name) not in d.cache]
-    if len(todo) < 2:
-        return
-    workers = threads or min(4, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for d, toks in zip(todo, pool.map(tok.encoding.encode_ordinary, [d.text for d in todo])):
-            d.cache[("tokens", name)] = toks
+    get_tokenizer(name)  # the encoding loads here, once, not in the worker
+    _token_byte_lengths(name)
+    key = ("offsets", name)
+    batch: list["Document"] = []
+    size = 0
+
+    def flush() -> None:
+        if batch:
+            b = _Batch(name, [d.text for d in batch])
+            for i, d in enumerate(batch):
+                d.cache[key] = _PendingOffsets(b, i)
+            _ENCODER.submit(b)
+            batch.clear()
+
+    for d in docs:
+        if ("counter", name) in d.cache or key in d.cache or not d.text:
+            continue
+        if batch and (size + len(d.text) > _BATCH_CHARS or not is_clean_cut(batch[-1].text[-1] + d.text[0], 1)):
+            flush()
+            size = 0
+        batch.append(d)
+        size += len(d.text)
+    flush()

@@ -53,6 +53,7 @@ class ContentTypeStrategy(Strategy):
 
     name: ClassVar[str] = "content-type"
     seed: ClassVar[str] = "003"
+    parses_markdown: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Classify each section as theoretical, code or mixed, give it that type's token budget (800/1200/1000) "
         "and slide a window with overlap; metadata from the path and front matter."

@@ -50,6 +50,7 @@ class HeaderWindowStrategy(Strategy):
 
     name: ClassVar[str] = "header-window"
     seed: ClassVar[str] = "001"
+    parses_markdown: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Split at H2, then H3 for sections over max_words, then windows of target_words with overlap (never "
         "inside a code fence); merge chunks under min_words into a neighbour. Counts words."

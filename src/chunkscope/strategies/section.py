@@ -142,6 +142,7 @@ class SectionStrategy(Strategy):
     name = "section"
     seed = "002"
     description = "One chunk per ## section, never split; chapter/section citation metadata; optional overlap."
+    parses_markdown = True
     parameters = (
         Param("level", int, 2, "heading level that starts a section (## = 2); higher headings cut too", 1, 6),
         Param("overlap_tokens", int, 50, "tokens of the next section appended to each chunk (0 = none)", 0, None),

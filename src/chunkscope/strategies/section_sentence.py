@@ -101,6 +101,7 @@ class SectionSentenceStrategy(Strategy):
     seed = "000"
     description = ("Sections at ##/###/####; an overflowing section is packed from whole blocks and sentences "
                    "into chunks of at most max_tokens; code split at def/class, equations kept with their text.")
+    parses_markdown = True
     parameters = (
         Param("max_tokens", int, 512, "hard maximum tokens per chunk", 1, None),
         Param("min_tokens", int, 50, "smallest chunk the seed expects (checked by lint; never merged)", 0, None),
