@@ -14,3 +14,6 @@ if [ "${1:-}" = "--test" ]; then
 else
     .venv/bin/python -m pip install --quiet -e .
 fi
+# Byte-compile the project as a regular (non-editable) install would: where PYTHONDONTWRITEBYTECODE is set,
+# an editable install otherwise recompiles every module at each start (a tenth of a second of the app's).
+.venv/bin/python -m compileall -q src

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
-import yaml
 
 DOC_SUFFIXES = (".md", ".mdx")
 #: Folders that are never documentation: build output and package managers' trees.
@@ -128,6 +127,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], int, str | None]:
     if not m:
         return {}, 0, None
     raw = m.group(2)
+    import yaml  # here, not at import time: PyYAML costs the app's start-up ~15 ms and many trees have none
+
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
@@ -184,6 +185,8 @@ def _category_position(folder: Path) -> float | None:
         f = folder / fname
         if not f.is_file():
             continue
+        import yaml  # only for this file kind (see `split_front_matter`)
+
         try:
             raw = f.read_text(encoding="utf-8")
             data = json.loads(raw) if fname.endswith(".json") else yaml.safe_load(raw)

@@ -70,6 +70,7 @@ class StrategyBar(Widget):
         self._base = self._base_name(resolved)
         self._available = available_strategies()
         self._status_text = ""
+        self._editor_ready = False
         self.set_reactive(StrategyBar.resolved, resolved)
 
     def _base_name(self, resolved: ResolvedStrategy) -> str:
@@ -90,11 +91,39 @@ class StrategyBar(Widget):
         with Vertical():
             with Horizontal(id="bar-row"):
                 yield Label(self.title, classes="bar-label")
-                yield Select(self.options(), value=self._base, allow_blank=False, compact=True, id="strategy-select",
-                             tooltip="the chunking strategy (or a preset from your config)")
-                # The editor is composed with the bar (one layout pass at start-up); rebuilt on a new strategy.
-                yield HorizontalScroll(*self._param_widgets(), id="params", can_focus=False)
+                # The first frame shows the strategy and its values as plain text: the picker and the typed inputs
+                # are two dozen widgets, most of the start-up's styling work, mounted right after that frame.
+                yield Label(self._summary(), id="bar-summary")
+                yield HorizontalScroll(id="params", can_focus=False)
             yield Label("", id="param-status")
+
+    def _summary(self) -> Text:
+        resolved = self.resolved
+        text = Text(self._base, style="bold")
+        if resolved is not None:
+            for p in self._params_of(self._base):
+                text.append(f"  {p.name} ", style="dim")
+                text.append(param_text(p, resolved.params.get(p.name, p.default)))
+        return text
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._mount_editor)
+
+    async def _mount_editor(self) -> None:
+        """Replace the text of the first frame with the picker and the parameter editor."""
+        if not self.is_attached or self._editor_ready:
+            return
+        self._editor_ready = True
+        select = Select(self.options(), value=self._base, allow_blank=False, compact=True, id="strategy-select",
+                        tooltip="the chunking strategy (or a preset from your config)")
+        await self.query_one("#bar-row").mount(select, before="#params")
+        await self.query_one("#bar-summary").remove()
+        await self._build_params()
+
+    @property
+    def editor_ready(self) -> bool:
+        """Whether the picker and the inputs are mounted (a moment after the first frame)."""
+        return self._editor_ready
 
     # --- the editor --------------------------------------------------------------------------------------------
 
@@ -147,6 +176,10 @@ class StrategyBar(Widget):
             return
         base = self._base_name(new)
         if old is not None and base == self._base and old.fingerprint() == new.fingerprint():
+            return
+        if not self._editor_ready:  # still the first frame's text: the editor is built from `resolved`
+            self._base = base
+            self.query_one("#bar-summary", Label).update(self._summary())
             return
         if base != self._base or old is None or not self._inputs_match(new):
             self._base = base
