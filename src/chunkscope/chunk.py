@@ -348,6 +348,30 @@ def strategy_class(name: str) -> type[Strategy]:
     return getattr(importlib.import_module(mod), cls)
 
 
+def strategy_available(name: str) -> bool:
+    """Whether a registered strategy can be used in this build (False for a name nobody registered).
+
+    Only looks the strategy's module up, without importing it: pickers ask this for every name at start-up, and
+    importing each strategy there would delay the first paint. A module that is present but fails on import
+    still answers True here and reports its error when the strategy is first built.
+
+    Args:
+        name: a strategy name, as listed by `strategy_names` (built-in or registered in the registry).
+
+    Returns:
+        True when the name is registered and its module can be found.
+    """
+    import importlib.util
+
+    target = _BUILTIN.get(name)
+    if target is None:
+        return False
+    try:
+        return importlib.util.find_spec(target.split(":", 1)[0]) is not None
+    except (ImportError, ValueError):  # a missing parent package, or a module with no spec
+        return False
+
+
 def get_strategy(name: str, **params: Any) -> Strategy:
     """A configured strategy: ``get_strategy("recursive", chunk_size=384)``."""
     return strategy_class(name)(**params)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..chunk import Chunk, chunk_documents, count_embed_tokens, strategy_names
+from ..chunk import Chunk, chunk_documents, count_embed_tokens, strategy_available, strategy_names
 from ..config import Config, ResolvedStrategy, resolve_strategy
 from ..docs import Document
 from ..tokens import TIKTOKEN_NAMES, embed_tokenizer, prepare
@@ -77,22 +77,12 @@ class TreeResult:
 def available_strategies() -> dict[str, str | None]:
     """Every registered strategy name → None when its module is installed, else why not.
 
-    Only looks the modules up (no import): the picker is built at start-up, and importing every strategy there
-    would delay the first paint. A strategy that fails on import is reported when it is picked.
+    Only looks the modules up (no import, see `strategy_available`): the picker is built at start-up, and
+    importing every strategy there would delay the first paint. A strategy that fails on import is reported when
+    it is picked.
     """
-    import importlib.util
-
-    from ..chunk import _BUILTIN
-
-    out: dict[str, str | None] = {}
-    for name in strategy_names():
-        module = _BUILTIN[name].split(":", 1)[0]
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        out[name] = None if found else f"{name}: not available in this build ({module} is missing)"
-    return out
+    return {name: None if strategy_available(name) else f"{name}: not available in this build (its module is missing)"
+            for name in strategy_names()}
 
 
 def resolve(config: Config, name: str, params: dict[str, Any] | None = None) -> ResolvedStrategy:

@@ -1,30 +1,44 @@
-"""The tree's lint findings, errors first in reading order; Enter jumps to the line in the source."""
+"""The tree's lint findings, errors first in reading order, filtered by rule and severity; Enter jumps to the line."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import OptionList, Static
+from textual.widgets import Checkbox, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from ...cli.common import visible
 from ..session import TreeResult, lint_module
 
 SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5c07b")}
+#: The rule filter's value for "every rule" (no rule id contains a space).
+ALL_RULES = "all rules"
 
 
 class LintPane(Vertical):
     """Findings of the whole tree under the current strategy (from the tree worker's lint run)."""
 
+    BINDINGS = [
+        Binding("r", "next_rule", "Next rule", id="lint.next-rule",
+                tooltip="show one rule's findings: cycles through the rules with findings, then all of them"),
+        Binding("E", "errors_only", "Errors only", id="lint.errors-only",
+                tooltip="show only errors; press again for errors and warnings"),
+    ]
+
     DEFAULT_CSS = """
     LintPane { height: 100%; }
     LintPane #lint-summary { height: auto; padding: 0 1; }
+    LintPane #lint-filters { height: 1; padding: 0 1; }
+    LintPane #lint-rule { width: 44; }
+    LintPane #lint-errors-only { border: none; padding: 0 1; height: 1; background: transparent; }
     LintPane #findings { height: 1fr; border: none; }
     """
 
@@ -45,10 +59,20 @@ class LintPane(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        #: Every finding of the report, sorted; ``_findings`` is the part the filter shows (the list's rows).
+        self._all: list[Any] = []
         self._findings: list[Any] = []
+        #: The rule the user picked (kept across re-lints; "all" applies while that rule has no findings).
+        self._wanted_rule = ALL_RULES
+        self._errors_only = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="lint-summary")
+        with Horizontal(id="lint-filters"):
+            yield Select([("all rules", ALL_RULES)], value=ALL_RULES, allow_blank=False, compact=True,
+                         id="lint-rule", tooltip="show only one rule's findings (r cycles through them)")
+            yield Checkbox("errors only", id="lint-errors-only", compact=True,
+                           tooltip="hide warnings (E toggles)")
         yield OptionList(id="findings")
 
     def on_mount(self) -> None:
@@ -57,13 +81,78 @@ class LintPane(Vertical):
     def focus_list(self) -> None:
         self.query_one("#findings", OptionList).focus()
 
+    # --- the filter --------------------------------------------------------------------------------------------
+
+    @property
+    def rule(self) -> str:
+        """The rule whose findings are shown, or ``ALL_RULES`` (the pick falls back to all when it has none)."""
+        return self._wanted_rule if any(f.rule == self._wanted_rule for f in self._all) else ALL_RULES
+
+    @property
+    def errors_only(self) -> bool:
+        """Whether warnings are hidden."""
+        return self._errors_only
+
+    def set_filter(self, rule: str | None = None, errors_only: bool | None = None) -> None:
+        """Show one rule (or ``ALL_RULES``) and/or only errors; the list, the counts and the jump follow."""
+        if rule is not None:
+            self._wanted_rule = rule
+        if errors_only is not None:
+            self._errors_only = errors_only
+        self._show()
+
+    def _rules(self) -> list[str]:
+        """The rules with findings, most findings first (the filter's choices and the order ``r`` cycles in)."""
+        counts = Counter(f.rule for f in self._all)
+        return sorted(counts, key=lambda r: (-counts[r], r))
+
+    def action_next_rule(self) -> None:
+        """Key ``r``: the next rule with findings, then all of them again."""
+        cycle = [ALL_RULES, *self._rules()]
+        at = cycle.index(self.rule)
+        self.set_filter(rule=cycle[(at + 1) % len(cycle)])
+
+    def action_errors_only(self) -> None:
+        """Key ``E``: hide or show warnings."""
+        self.set_filter(errors_only=not self._errors_only)
+
+    @on(Select.Changed, "#lint-rule")
+    def _rule_picked(self, event: Select.Changed) -> None:
+        event.stop()
+        if isinstance(event.value, str) and event.value != self.rule:
+            self.set_filter(rule=event.value)
+
+    @on(Checkbox.Changed, "#lint-errors-only")
+    def _errors_toggled(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        if event.value != self._errors_only:
+            self.set_filter(errors_only=event.value)
+
+    def _passes(self, f: Any, rule: str) -> bool:
+        return (rule == ALL_RULES or f.rule == rule) and (not self._errors_only or f.severity == "error")
+
+    # --- showing -----------------------------------------------------------------------------------------------
+
     def watch_result(self, result: TreeResult | None) -> None:
         if not self.query("#findings"):
             return  # not composed yet: on_mount fills it
+        self._all = []
+        report = result.lint if result is not None and not result.lint_error else None
+        if report is not None:
+            order = {p: i for i, p in enumerate(result.entries)}
+            self._all = sorted(report.findings,
+                               key=lambda f: (f.severity != "error", order.get(f.path, 1 << 30), f.line))
+        self._show()
+
+    def _show(self) -> None:
+        """Fill the filter's choices, the summary and the list from ``_all`` and the filter."""
+        result = self.result
         summary = self.query_one("#lint-summary", Static)
         box = self.query_one("#findings", OptionList)
         box.clear_options()
-        self._findings = []
+        rule = self.rule
+        self._findings = [f for f in self._all if self._passes(f, rule)]
+        self._sync_filter_widgets(rule)
         if lint_module() is None:
             summary.update(Text("Lint is not available in this build (chunkscope.lint is missing).", style="italic"))
             return
@@ -77,21 +166,9 @@ class LintPane(Vertical):
         if report is None:
             summary.update(Text("No lint report.", style="dim italic"))
             return
-        order = {p: i for i, p in enumerate(result.entries)}
-        findings = sorted(report.findings, key=lambda f: (f.severity != "error", order.get(f.path, 1 << 30), f.line))
-        self._findings = findings
-        head = Text.assemble(
-            (f"{report.errors} errors", "bold #ff5f5f" if report.errors else "bold #7ee787"), ", ",
-            (f"{report.warnings} warnings", "bold #e5c07b" if report.warnings else ""),
-            f" with {result.resolved.label}",
-        )
-        if report.by_rule:
-            head.append("  ·  " + ", ".join(f"{k} {v}" for k, v in report.by_rule.items()), style="dim")
-        if report.failed:
-            head.append(f"  ·  {len(report.failed)} files could not be chunked", style="red")
-        summary.update(head)
+        summary.update(self._summary(report, result, rule))
         options = []
-        for i, f in enumerate(findings):
+        for i, f in enumerate(self._findings):
             mark, style = SEVERITY_STYLE.get(f.severity, ("•", ""))
             t = Text()
             t.append(f"{mark} ", style=style)
@@ -102,8 +179,45 @@ class LintPane(Vertical):
             t.append(f"  {visible(f.message, oneline=True)}")
             options.append(Option(t, id=f"finding-{i}"))
         if not options:
-            options.append(Option(Text("No findings: every chunk passes.", style="#7ee787"), disabled=True))
+            text = "No findings: every chunk passes." if not self._all else "No findings match the filter."
+            options.append(Option(Text(text, style="#7ee787" if not self._all else "dim italic"), disabled=True))
         box.add_options(options)
+
+    def _summary(self, report: Any, result: TreeResult, rule: str) -> Text:
+        """The pane's title line: the counts of what is listed, and of the whole tree when a filter hides some."""
+        errors = sum(1 for f in self._findings if f.severity == "error")
+        warnings = len(self._findings) - errors
+        head = Text.assemble(
+            (f"{errors} errors", "bold #ff5f5f" if errors else "bold #7ee787"), ", ",
+            (f"{warnings} warnings", "bold #e5c07b" if warnings else ""),
+        )
+        filtered = rule != ALL_RULES or self._errors_only
+        if filtered:
+            what = " and ".join(x for x in (f"rule {rule}" if rule != ALL_RULES else "",
+                                            "errors only" if self._errors_only else "") if x)
+            head.append(f" shown ({what}; {report.errors} errors, {report.warnings} warnings in all)", style="dim")
+        head.append(f" with {result.resolved.label}")
+        if report.by_rule and not filtered:
+            head.append("  ·  " + ", ".join(f"{k} {v}" for k, v in report.by_rule.items()), style="dim")
+        if report.failed:
+            head.append(f"  ·  {len(report.failed)} files could not be chunked", style="red")
+        return head
+
+    def _sync_filter_widgets(self, rule: str) -> None:
+        """Show the filter in its widgets, with each rule's count under the severity filter (no echo events)."""
+        counts = Counter(f.rule for f in self._all if not self._errors_only or f.severity == "error")
+        total = sum(counts.values())
+        choices: list[tuple[str, str]] = [(f"all rules ({total})", ALL_RULES)]
+        choices += [(f"{r} ({counts[r]})", r) for r in self._rules()]
+        select = self.query_one("#lint-rule", Select)
+        with select.prevent(Select.Changed):
+            select.set_options(choices)
+            select.value = rule
+            select.mutate_reactive(Select.value)  # the shown label carries a count that may have changed
+        check = self.query_one("#lint-errors-only", Checkbox)
+        if check.value != self._errors_only:
+            with check.prevent(Checkbox.Changed):
+                check.value = self._errors_only
 
     @on(OptionList.OptionSelected, "#findings")
     def _chosen(self, event: OptionList.OptionSelected) -> None:

@@ -1,5 +1,6 @@
 """Ask the docs: a question, the ranked hits with the threshold drawn between kept and filtered, and the
-verdict on the chunk you expected. The first question indexes the tree in the background (cancellable).
+verdict on the chunk you expected. The first question (Enter) indexes the tree in the background (cancellable);
+once the index is ready, results follow as you type.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Checkbox, Input, Label, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -20,6 +22,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ...cli.common import snippet, visible
 from ...config import ResolvedStrategy
 from ..search import Answer, Expected, SearchSession, retrieval_available
+
+#: Seconds of quiet after the last keystroke before searching: one search per pause, not one per key.
+DEBOUNCE_SECONDS = 0.3
 
 
 class QueryPane(Vertical):
@@ -87,22 +92,28 @@ class QueryPane(Vertical):
             return isinstance(message, QueryPane.Progress)
 
     class Answered(Message):
-        """Hits for a question."""
+        """Hits for a question; ``search`` numbers the search it answers (a newer one makes it stale)."""
 
-        def __init__(self, answer: Answer) -> None:
+        def __init__(self, answer: Answer, search: int = 0) -> None:
             super().__init__()
             self.answer = answer
+            self.search = search
 
     def __init__(self, session: SearchSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.session = session
         self._pending: str | None = None
         self._answer: Answer | None = None
+        #: The keystroke timer: each keystroke restarts it, and it searches when it runs out.
+        self._debounce: Timer | None = None
+        #: Number of the latest search started; an answer from an earlier one is stale and never shown.
+        self._search_seq = 0
         self._unavailable = retrieval_available()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="query-row"):
-            yield Input(placeholder="ask the docs a question, Enter to search", compact=True, id="query-input")
+            yield Input(placeholder="ask the docs a question (Enter; once indexed, results follow as you type)",
+                        compact=True, id="query-input")
             yield Checkbox("this file only", id="filter-file", compact=True,
                            tooltip="only chunks of the open file")
             yield Checkbox("this chapter only", id="filter-chapter", compact=True,
@@ -111,8 +122,7 @@ class QueryPane(Vertical):
             yield ProgressBar(id="index-progress", show_eta=False)
             yield Label("", id="index-status")
         yield Static(id="expect-status")
-        yield Static(self._unavailable or "Ask a question. The first one indexes the tree with the current strategy "
-                     "(the model loads then).", id="query-status")
+        yield Static(self._unavailable or self._idle_text(), id="query-status")
         yield OptionList(id="hits")
 
     def on_mount(self) -> None:
@@ -126,7 +136,59 @@ class QueryPane(Vertical):
     @on(Input.Submitted, "#query-input")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self._stop_debounce()
         self.ask(event.value)
+
+    @on(Input.Changed, "#query-input")
+    def _typed(self, event: Input.Changed) -> None:
+        """Search as you type: restart the quiet timer; an empty box clears the results and runs nothing."""
+        event.stop()
+        self._stop_debounce()
+        if not event.value.strip():
+            self._clear_answer()
+            return
+        if self._unavailable or self.resolved is None:
+            return
+        if not self.session.is_indexed(self.resolved):
+            # Indexing loads torch and the model and can take minutes: only Enter starts it, never a keystroke.
+            if not self._indexing():
+                self._status(f"Press Enter to index the tree with {self.resolved.label} and search; "
+                             "after that, results follow as you type.")
+            return
+        self._debounce = self.set_timer(DEBOUNCE_SECONDS, self._typed_pause, name="query debounce")
+
+    def _typed_pause(self) -> None:
+        """The typist paused: search what the box holds now (when the index is still there)."""
+        self._debounce = None
+        question = self.query_one("#query-input", Input).value.strip()
+        resolved = self.resolved
+        if not question or self._unavailable or resolved is None or not self.session.is_indexed(resolved):
+            return
+        self._pending = question
+        self._start_search(question, resolved)
+
+    def _stop_debounce(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+
+    def _clear_answer(self) -> None:
+        """No question: drop the hits and any search under way (a late answer must not refill the list)."""
+        self._pending = None
+        self._search_seq += 1
+        self.workers.cancel_group(self, "query")
+        self._answer = None
+        self.query_one("#hits", OptionList).clear_options()
+        if not self._unavailable and not self._indexing():
+            self._status(self._idle_text())
+        self._show_verdict()
+
+    def _idle_text(self) -> str:
+        """What the status line says while no question is asked."""
+        if self.resolved is not None and self.session.is_indexed(self.resolved):
+            return f"Type a question: results follow as you type ({self.resolved.label} is indexed)."
+        return ("Ask a question and press Enter. The first one indexes the tree with the current strategy "
+                "(the model loads then); after that, results follow as you type.")
 
     @on(Checkbox.Changed)
     def _filter_changed(self, event: Checkbox.Changed) -> None:
@@ -218,25 +280,33 @@ class QueryPane(Vertical):
         self._status(f"Indexed {r.chunks} chunks with {msg.resolved.label} in {r.seconds:.1f}s "
                      f"({r.embedded} embedded, {r.cached} from cache, {r.unchanged} unchanged"
                      + (f", {r.truncated} truncated by the model" if r.truncated else "") + ").")
-        if self._pending and self.resolved is not None and msg.resolved.fingerprint() == self.resolved.fingerprint():
-            self._start_search(self._pending, self.resolved)
+        # Search what the box holds now: the text may have changed while the tree was indexed (a stale question's
+        # answer would be dropped anyway), and an emptied box asks nothing.
+        question = self.query_one("#query-input", Input).value.strip()
+        if (self._pending and question and self.resolved is not None
+                and msg.resolved.fingerprint() == self.resolved.fingerprint()):
+            self._pending = question
+            self._start_search(question, self.resolved)
 
     def _start_search(self, question: str, resolved: ResolvedStrategy) -> None:
         """Read the filters here, on the UI thread, and search in a worker."""
         path = self.current_path if self.query_one("#filter-file", Checkbox).value else None
         chapter = self.current_chapter if self.query_one("#filter-chapter", Checkbox).value else None
         self._status(f"searching “{visible(question, oneline=True)}”…")
-        self._search(question, resolved, path, chapter, self.expected, self.query_one("#query-input", Input))
+        self._search_seq += 1
+        self._search(question, resolved, path, chapter, self.expected, self.query_one("#query-input", Input),
+                     self._search_seq)
 
     @work(thread=True, exclusive=True, group="query", exit_on_error=False, name="search")
     def _search(self, question: str, resolved: ResolvedStrategy, path: str | None, chapter: str | None,
-                expected: Expected | None, box: Input) -> None:
+                expected: Expected | None, box: Input, seq: int) -> None:
         worker = get_current_worker()
         answer = self.session.ask(resolved, question, path=path, chapter=chapter, expected=expected)
-        # A newer question (or the text changed since) makes this answer stale: drop it.
+        # A newer question (or the text changed since) makes this answer stale: drop it early; the UI thread
+        # checks again when the answer arrives, since the box may change while the message waits.
         if worker.is_cancelled or box.value.strip() != question:
             return
-        self.post_message(self.Answered(answer))
+        self.post_message(self.Answered(answer, seq))
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -251,6 +321,10 @@ class QueryPane(Vertical):
             report(event.worker)
 
     def on_query_pane_answered(self, msg: "QueryPane.Answered") -> None:
+        # Only the answer to the latest search, for the text the box holds now, is shown.
+        current = self.query_one("#query-input", Input).value.strip()
+        if msg.search != self._search_seq or msg.answer.question != current:
+            return
         self._show_answer(msg.answer)
 
     # --- showing -----------------------------------------------------------------------------------------------

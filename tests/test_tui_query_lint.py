@@ -1,0 +1,298 @@
+"""The query pane searching as you type, the lint pane's rule filter, and `strategy_available` (Pilot-driven)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from chunkscope import chunk as chunk_mod
+from chunkscope.chunk import strategy_available, strategy_names
+from chunkscope.config import Config, load_config, parse_config, resolve_strategy
+from chunkscope.docs import load_docs
+
+pytest.importorskip("textual")
+
+from textual.widgets import Checkbox, Input, OptionList, Select  # noqa: E402
+
+from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
+from chunkscope.tui.search import Answer  # noqa: E402
+from chunkscope.tui.session import available_strategies  # noqa: E402
+from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_docs"
+SIZE = (160, 50)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def make_app(docs: Path = SAMPLE, config: Config | None = None) -> ChunkscopeApp:
+    cfg = config or load_config(docs)
+    return ChunkscopeApp(load_docs(docs, ignore=cfg.ignore), cfg, resolve_strategy(cfg))
+
+
+async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:
+    """Let the app run until ``cond()`` holds (workers finish in threads, results arrive as messages)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause(0.02)
+        if cond():
+            await pilot.pause()
+            return
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def ready(pilot, app: ChunkscopeApp) -> None:
+    ex = app.explorer
+    await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="first file and tree")
+
+
+async def open_query(pilot, app: ChunkscopeApp):
+    """Open the query pane with the slash key; returns (pane, its input)."""
+    ex = app.explorer
+    await pilot.press("slash")
+    await wait_for(pilot, lambda: ex.query("#query-input") and ex.query_one("#query-input", Input).has_focus,
+                   what="the query input")
+    return ex.query_one("#query-pane"), ex.query_one("#query-input", Input)
+
+
+def fake_hit(question: str, path: str) -> SimpleNamespace:
+    """A hit as the retriever returns one, its text naming the question it answers."""
+    return SimpleNamespace(path=path, start=0, end=10, start_line=1, rank=1, score=0.9, kept=True, citation="",
+                           heading_path=["Title"], embed_tokens=None, tokens=10, text=f"answer to {question}")
+
+
+class FakeSearch:
+    """Stands in for the session's index and search (no model): records calls, can hold a question back."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+        self.indexed_calls: list[str] = []
+        self.asked: list[str] = []
+        self.hold: dict[str, threading.Event] = {}
+
+    def index(self, resolved, on_progress, should_stop):
+        self.indexed_calls.append(resolved.label)
+        self.session.indexed.add(resolved.fingerprint())
+        return SimpleNamespace(cancelled=False, upserted=1, chunks=1, seconds=0.0, embedded=1, cached=0,
+                               unchanged=0, truncated=0)
+
+    def ask(self, resolved, question, *, path=None, chapter=None, expected=None) -> Answer:
+        self.asked.append(question)
+        gate = self.hold.get(question)
+        if gate is not None:
+            gate.wait(10)
+        return Answer(question, [fake_hit(question, "a.md")], 0.2, 5, resolved.label)
+
+
+def install_fake(app: ChunkscopeApp, monkeypatch) -> FakeSearch:
+    session = app.explorer.search
+    fake = FakeSearch(session)
+    monkeypatch.setattr(session, "index", fake.index)
+    monkeypatch.setattr(session, "ask", fake.ask)
+    return fake
+
+
+# --- query as you type ----------------------------------------------------------------------------------------
+
+
+async def test_typing_before_any_index_starts_nothing_and_enter_still_indexes(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        fake = install_fake(app, monkeypatch)
+        pane, box = await open_query(pilot, app)
+        await pilot.press(*"pelvis")
+        await pilot.pause(query_pane_module.DEBOUNCE_SECONDS + 0.3)
+        assert fake.indexed_calls == [] and fake.asked == []
+        assert not any(w.group in ("index", "query") for w in app.workers)
+        assert not app.explorer.search.indexed
+        assert "Press Enter to index" in str(pane.query_one("#query-status").render())
+        # Enter builds the index, then searches at once.
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pane._answer is not None, what="the answer after Enter")  # noqa: SLF001
+        assert fake.indexed_calls == [app.explorer.resolved.label] and fake.asked == ["pelvis"]
+
+
+async def test_typing_searches_without_enter_and_a_stale_answer_is_never_shown(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        fake = install_fake(app, monkeypatch)
+        ex = app.explorer
+        ex.search.indexed.add(ex.resolved.fingerprint())  # the index exists
+        pane, box = await open_query(pilot, app)
+        shown: list[str] = []
+        show = pane._show_answer  # noqa: SLF001
+
+        def record(answer: Answer) -> None:
+            shown.append(answer.question)
+            show(answer)
+
+        monkeypatch.setattr(pane, "_show_answer", record)
+        # One pause after the keystrokes: one search, no Enter.
+        await pilot.press(*"knee")
+        await wait_for(pilot, lambda: shown == ["knee"], what="results while typing")
+        assert fake.asked == ["knee"]
+        hits = pane.query_one("#hits", OptionList)
+        assert hits.option_count >= 1 and "answer to knee" in str(hits.get_option_at_index(0).prompt)
+        # A slow search for "pelvis" is overtaken by a newer keystroke: its late answer must not be shown.
+        gate = fake.hold["pelvis"] = threading.Event()
+        box.value = ""
+        await pilot.press(*"pelvis")
+        await wait_for(pilot, lambda: fake.asked[-1:] == ["pelvis"], what="the slow search to start")
+        await pilot.press("space", *"joint")
+        gate.set()  # "pelvis" answers now, after the box moved on
+        await wait_for(pilot, lambda: shown[-1:] == ["pelvis joint"], what="the newer answer")
+        await pilot.pause(0.2)
+        assert "pelvis" not in shown and shown == ["knee", "pelvis joint"]
+        assert pane._answer.question == "pelvis joint"  # noqa: SLF001
+        assert "answer to pelvis joint" in str(hits.get_option_at_index(0).prompt)
+
+
+async def test_emptying_the_box_clears_the_results_and_searches_nothing(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        fake = install_fake(app, monkeypatch)
+        ex = app.explorer
+        ex.search.indexed.add(ex.resolved.fingerprint())
+        pane, box = await open_query(pilot, app)
+        await pilot.press(*"hip")
+        await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
+        await pilot.press("backspace", "backspace", "backspace", "space", "space")
+        await pilot.pause(query_pane_module.DEBOUNCE_SECONDS + 0.3)
+        assert pane._answer is None and pane.query_one("#hits", OptionList).option_count == 0  # noqa: SLF001
+        assert fake.asked == ["hip"]
+
+
+@pytest.mark.model
+async def test_typing_after_the_first_query_shows_real_results_without_enter(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "baking.md").write_text(
+        "# Baking bread\n\nKnead the dough for ten minutes, let it rise until doubled, then bake the loaf at "
+        "220 degrees until the crust is golden brown.\n", encoding="utf-8")
+    (docs / "sailing.md").write_text(
+        "# Sailing\n\nTo tack, push the tiller away, let the boom swing across the boat, and trim the jib sheet "
+        "on the new side as the bow passes through the wind.\n", encoding="utf-8")
+    app = make_app(docs, config=parse_config({"query": {"k": 2, "threshold": 0.2}}))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        pane, box = await open_query(pilot, app)
+        await pilot.press(*"how long do I knead dough", "enter")  # the first question builds the index
+        await wait_for(pilot, lambda: pane._answer is not None,  # noqa: SLF001
+                       timeout=240, what="indexing and the answer")
+        assert pane._answer.hits[0].path == "baking.md"  # noqa: SLF001
+        box.value = ""
+        await pilot.press(*"turning a boat through the wind")
+        await wait_for(pilot, lambda: pane._answer is not None  # noqa: SLF001
+                       and pane._answer.question.startswith("turning"),  # noqa: SLF001
+                       timeout=60, what="an answer without Enter")
+        assert pane._answer.question == "turning a boat through the wind"  # noqa: SLF001
+        assert pane._answer.hits[0].path == "sailing.md"  # noqa: SLF001
+
+
+# --- the lint pane's filter -----------------------------------------------------------------------------------
+
+
+async def test_lint_filter_narrows_the_list_to_one_rule_and_enter_jumps_within_it():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        ex = app.explorer
+        report = ex.tree_result.lint
+        if report is None:
+            pytest.skip("lint is not available in this build")
+        by_rule = Counter(f.rule for f in report.findings)
+        assert len(by_rule) > 1, "sample_docs should give findings of several rules with the default strategy"
+        await pilot.press("l")
+        pane = ex.query_one("#lint-pane")
+        findings = ex.query_one("#findings", OptionList)
+        await wait_for(pilot, lambda: findings.option_count == len(report.findings) and findings.has_focus,
+                       what="the lint pane")
+        select = pane.query_one("#lint-rule", Select)
+        labels = [str(prompt) for prompt, _ in select._options]  # noqa: SLF001 - the choices a person sees
+        assert f"all rules ({len(report.findings)})" in labels
+        assert all(f"{rule} ({n})" in labels for rule, n in by_rule.items())
+        # `r` picks the rule with the most findings.
+        top = by_rule.most_common(1)[0][0]
+        await pilot.press("r")
+        await wait_for(pilot, lambda: findings.option_count == by_rule[top], what=f"only {top}")
+        assert select.value == top and {f.rule for f in pane._findings} == {top}  # noqa: SLF001
+        summary = str(pane.query_one("#lint-summary").render())
+        errors = sum(1 for f in report.findings if f.rule == top and f.severity == "error")
+        assert f"{errors} errors, {by_rule[top] - errors} warnings shown (rule {top};" in summary
+        # Picking a rule in the list of choices, as a person does; then Enter jumps to one of its findings.
+        rule = next(r for r in by_rule if r != top and any(f.path != ex.current_path for f in report.findings
+                                                           if f.rule == r))
+        select.value = rule
+        await wait_for(pilot, lambda: findings.option_count == by_rule[rule], what=f"only {rule}")
+        assert {f.rule for f in pane._findings} == {rule}  # noqa: SLF001
+        target = next(i for i, f in enumerate(pane._findings) if f.path != ex.current_path)  # noqa: SLF001
+        finding = pane._findings[target]  # noqa: SLF001
+        findings.focus()
+        findings.highlighted = target
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ex.current_path == finding.path and ex.result.doc.path == finding.path
+                       and ex.selected is not None, what="the jump to the finding")
+        if finding.chunk_index is not None:
+            assert ex.selected == finding.chunk_index
+        else:
+            chunk = ex.result.chunks[ex.selected]
+            assert chunk.start_line <= finding.line <= chunk.end_line
+
+
+async def test_lint_errors_only_hides_warnings_and_recounts_the_rules():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        ex = app.explorer
+        report = ex.tree_result.lint
+        if report is None:
+            pytest.skip("lint is not available in this build")
+        await pilot.press("l")
+        pane = ex.query_one("#lint-pane")
+        findings = ex.query_one("#findings", OptionList)
+        await wait_for(pilot, lambda: findings.option_count == len(report.findings) and findings.has_focus,
+                       what="the lint pane")
+        errors = [f for f in report.findings if f.severity == "error"]
+        await pilot.press("E")
+        await wait_for(pilot, lambda: pane.errors_only, what="errors only")
+        assert pane.query_one("#lint-errors-only", Checkbox).value is True
+        assert pane._findings == errors  # noqa: SLF001 - errors keep their reading order
+        assert findings.option_count == max(len(errors), 1)
+        labels = [str(prompt) for prompt, _ in pane.query_one("#lint-rule", Select)._options]  # noqa: SLF001
+        assert f"all rules ({len(errors)})" in labels
+        warning_only = {f.rule for f in report.findings} - {f.rule for f in errors}
+        assert all(f"{r} (0)" in labels for r in warning_only)
+        # The checkbox turns it off again, as the key does.
+        pane.query_one("#lint-errors-only", Checkbox).value = False
+        await wait_for(pilot, lambda: findings.option_count == len(report.findings), what="every finding again")
+        assert not pane.errors_only
+
+
+# --- strategy_available ---------------------------------------------------------------------------------------
+
+
+def test_strategy_available_for_every_builtin_and_not_for_unknown_names(monkeypatch):
+    assert strategy_names() and all(strategy_available(n) for n in strategy_names())
+    assert not strategy_available("no-such-strategy")
+    assert not strategy_available("")
+    # A registered name whose module is missing is unavailable, and the picker's list says why.
+    monkeypatch.setitem(chunk_mod._BUILTIN, "ghost", "chunkscope.strategies.no_such_module:Ghost")  # noqa: SLF001
+    assert not strategy_available("ghost")
+    listed = available_strategies()
+    assert listed["ghost"] is not None and "ghost" in listed["ghost"]
+    assert all(listed[n] is None for n in strategy_names() if n != "ghost")
