@@ -7,7 +7,7 @@
    chunkscope, the first line of the first file's source (drawn with the docs tree in the same frame; its
    chunk boundaries follow once the tokenizer is loaded, and are reported too); for the baseline, a bare
    Textual app with a ``DirectoryTree`` of the same folder, its first line once the folder is listed.
-   Target: chunkscope <= 1.5x the baseline.
+   Target: chunkscope <= 1.5x the baseline (the median of the per-round ratios; each round runs both apps).
 2. Live tuning. In one app, the largest file of the corpus is open; ``chunk_size`` is changed in the parameter
    editor again and again. Measured from the moment the input changes to the screen refresh after the new
    chunks are drawn. Target: median < 50 ms.
@@ -177,7 +177,7 @@ def live_tuning(corpus: Path, changes: int) -> tuple[str, list[float], int, int]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS))
-    ap.add_argument("--runs", type=int, default=5, help="first-paint runs per app (default 5)")
+    ap.add_argument("--runs", type=int, default=9, help="first-paint runs per app (default 9)")
     ap.add_argument("--changes", type=int, default=20, help="parameter changes to time (default 20)")
     ap.add_argument("--child", choices=("chunkscope", "bare"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -200,8 +200,13 @@ def main() -> None:
     print("| measure | result | target | |")
     print("| --- | --- | --- | --- |")
     print(f"| first paint, bare Textual DirectoryTree (median of {args.runs}) | {bare * 1000:.0f} ms | baseline | |")
+    # Each round runs the two apps back to back: the median of the rounds' ratios is steadier than the ratio
+    # of the medians when the machine's speed drifts from round to round.
+    ratio = statistics.median(o / b for o, b in zip(fp["chunkscope"], fp["bare"]))
     print(f"| first paint, chunkscope: docs tree + first file's text (median of {args.runs}) | {ours * 1000:.0f} ms "
-          f"({ours / bare:.2f}x) | <= 1.5x | {'ok' if ours <= 1.5 * bare else 'MISSED'} |")
+          f"({ours / bare:.2f}x) | | |")
+    print(f"| first paint ratio, chunkscope / bare, median of the {args.runs} back-to-back rounds | {ratio:.2f}x "
+          f"| <= 1.5x | {'ok' if ratio <= 1.5 else 'MISSED'} |")
     print(f"| chunkscope: first file's chunk boundaries drawn | {chunks * 1000:.0f} ms ({chunks / bare:.2f}x) | | |")
     print(f"| chunkscope: every file's chunk count and the tree's lint shown | {counts * 1000:.0f} ms | | |")
     print(f"| re-chunk + redraw after a chunk_size change, {path} ({chars} chars, ~{n_chunks} chunks), "

@@ -506,3 +506,12 @@ async def test_query_returns_the_expected_chunk_first(tmp_path, monkeypatch):
         await wait_for(pilot, lambda: ex.current_path == "sailing.md" and ex.result.doc.path == "sailing.md"
                        and ex.selected == 0, what="jump to the hit")
         assert "torch" in sys.modules  # the model loaded for the query, and only then
+
+
+def test_plain_text_colour_is_the_themes() -> None:
+    """The first frame draws text in `highlight.PLAIN` before pygments is loaded: it must be the theme's colour."""
+    from pygments.token import Text
+
+    from chunkscope.tui.highlight import PLAIN, token_style
+
+    assert token_style(Text).color == PLAIN.color

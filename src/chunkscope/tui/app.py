@@ -62,6 +62,7 @@ class ChunkscopeApp(App[int]):
             return
         from .screens.compare import CompareScreen
         from .screens.evaluation import EvaluationScreen
+        from .widgets.lint_pane import LintPane
         from .widgets.query_pane import QueryPane
         from .widgets.source_view import SourceView
 
@@ -70,6 +71,7 @@ class ChunkscopeApp(App[int]):
             ("Explorer", list(ExplorerScreen.BINDINGS)),
             ("Source view", list(SourceView.BINDINGS)),
             ("Query pane", list(QueryPane.BINDINGS)),
+            ("Lint pane", list(LintPane.BINDINGS)),
             ("Compare mode", list(CompareScreen.BINDINGS)),
             ("Evaluation", list(EvaluationScreen.BINDINGS)),
         ]

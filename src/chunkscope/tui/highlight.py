@@ -23,6 +23,11 @@ _LOCK = threading.Lock()
 THEME = "github-dark"
 
 
+#: The theme's colour for plain text, written out so the first frame (text before its colours) needs neither
+#: pygments nor rich's syntax module; a test checks it against the theme.
+PLAIN = Style(color="#e6edf3")
+
+
 @lru_cache(maxsize=1)
 def _theme():
     from rich.syntax import PygmentsSyntaxTheme

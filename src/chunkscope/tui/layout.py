@@ -20,7 +20,7 @@ from ..chunk import Chunk
 from ..cli.common import visible
 from ..docs import Document
 from ..structure import line_starts_of
-from .highlight import LineColours, line_colours, token_style
+from .highlight import PLAIN, LineColours, line_colours
 
 TAB = "    "
 
@@ -202,7 +202,7 @@ class SourceLayout:
         start, end = self.line_span(y)
         text = self.text
         colours = self.colours[y] if y < len(self.colours) else []
-        base = token_style(_plain_token())
+        base = PLAIN
         # Cut points: colour range edges and region edges, as columns within the line.
         cuts = {0, end - start}
         for a, b, _ in colours:
@@ -363,12 +363,6 @@ def _region_code(region: Region | None) -> int:
     if region is None or not region.chunks:
         return -1
     return (region.owner << 1) | (1 if len(region.chunks) > 1 else 0)
-
-
-def _plain_token():
-    from pygments.token import Text
-
-    return Text
 
 
 def marks_from_findings(findings: Iterable[Any]) -> list[Mark]:

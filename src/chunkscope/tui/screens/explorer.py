@@ -141,20 +141,18 @@ class ExplorerScreen(Screen):
         with Horizontal(id="main"):
             yield DocsTreeView(self.docs, id="docs")
             yield SourceView(id="source").data_bind(ExplorerScreen.selected, ExplorerScreen.layout_data)
-            with Vertical(id="side"):
-                yield ChunkTable(id="chunks").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
-                yield ChunkDetail(self.config, id="detail").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
+            # The chunk table and the detail are mounted right after the first frame (`_after_first_frame`):
+            # a third of the start-up's styling and drawing work, for panes that are empty until the first cut.
+            yield Vertical(id="side")
         with Container(id="bottom"):
             # The panes are mounted on first use: fewer widgets to build before the first paint.
             yield ContentSwitcher(id="panes")
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._painted.set)
+        self.call_after_refresh(self._after_first_frame)
         self.query_one("#docs").border_title = "docs"
         self.query_one("#source").border_title = "source"
-        self.query_one("#chunks").border_title = "chunks"
-        self.query_one("#detail").border_title = "chunk"
         self._update_titles()
         if self.docs.documents:
             self.open_file(self.docs.documents[0].path)
@@ -163,6 +161,15 @@ class ExplorerScreen(Screen):
             self._start_tree()
         self.set_interval(POLL_SECONDS, self.poll_files, name="poll files")
         self.query_one(DocsTreeView).focus()
+
+    async def _after_first_frame(self) -> None:
+        """Mount the side panes, then let the first cut start (it waits for this: see `rechunk_file`)."""
+        table = ChunkTable(id="chunks").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
+        detail = ChunkDetail(self.config, id="detail").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
+        table.border_title = "chunks"
+        detail.border_title = "chunk"
+        await self.query_one("#side", Vertical).mount_all([table, detail])
+        self._painted.set()
 
     def _update_titles(self) -> None:
         src = self.query_one("#source")
