@@ -133,8 +133,14 @@ class ContentTypeStrategy(Strategy):
         counter = self.counter(doc)
         fences = Protected.of(doc, FENCE_KINDS)
         base = self._document_metadata(doc)
-        languages = _Languages(doc)
-        keywords = self._frameworks(text)
+        # Both depend on the text (and the keyword map) only: kept per document for live tuning.
+        languages = doc.cache.get("content-type languages")
+        if languages is None:
+            languages = doc.cache["content-type languages"] = _Languages(doc)
+        kw_key = ("content-type keywords", tuple(self._keyword_owner.items()))
+        keywords = doc.cache.get(kw_key)
+        if keywords is None:
+            keywords = doc.cache[kw_key] = self._frameworks(text)
         fm_framework = doc.front_matter.get("framework")
         fm_framework = fm_framework.strip() if isinstance(fm_framework, str) and fm_framework.strip() else None
         out: list[Span] = []

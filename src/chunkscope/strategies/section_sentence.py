@@ -156,9 +156,15 @@ class _Cutter:
 
     def spans(self) -> list[Span]:
         doc, text = self.doc, self.text
-        secs = _join_heading_only(text, chapter_sections(doc, self.levels))
+        # Sections, heading numbers and each section's units depend on the text and boundary_levels only, never
+        # on max_tokens: kept per document, so live tuning of the budget only packs again.
+        memo = doc.cache.setdefault(("section-sentence", self.levels), {})
+        if "sections" not in memo:
+            memo["sections"] = _join_heading_only(text, chapter_sections(doc, self.levels))
+            memo["enclosing"] = _enclosing_numbers(self.st.headings)
+            memo["units"] = {}
+        secs, enclosing, units_of = memo["sections"], memo["enclosing"], memo["units"]
         numbering = doc_numbering(doc)
-        enclosing = _enclosing_numbers(self.st.headings)
         prot = Protected.of(doc)
         running: dict[tuple[str, str], int] = {}
         out: list[Span] = []
@@ -166,7 +172,10 @@ class _Cutter:
             if self.counter.count(sec.start, sec.end) <= self.budget:
                 pieces = [(sec.start, sec.end, set())]
             else:
-                pieces = self._pack(self._section_units(sec))
+                units = units_of.get(sec.start)
+                if units is None:
+                    units = units_of[sec.start] = tuple(self._section_units(sec))
+                pieces = self._pack(units)  # packing never changes a unit it is given (it makes new ones)
             for idx, (s, e, flags) in enumerate(pieces):
                 # The innermost heading the chunk starts under; a lead-in before the title counts as the title's.
                 h = self.st.heading_before(s)
@@ -368,7 +377,18 @@ class _Cutter:
         return bounds
 
     def _sentences(self, u: _Unit) -> list[_Unit]:
-        """A paragraph unit as sentence units (itself, as one sentence, when it has only one)."""
+        """A paragraph unit as sentence units (itself, as one sentence, when it has only one).
+
+        Kept per document like the section units (they do not depend on the budget; packing never changes them).
+        """
+        memo = self.doc.cache.setdefault("section-sentence units", {})
+        key = (u.start, u.end, u.chain, u.flags, u.glue, u.final)
+        parts = memo.get(key)
+        if parts is None:
+            parts = memo[key] = self._make_sentences(u)
+        return parts
+
+    def _make_sentences(self, u: _Unit) -> list[_Unit]:
         parts = [_Unit(a, z) for a, z in self._sentence_spans(u.start, u.end)]
         parts = self._tile(parts, u.start, u.end, absorb=True) if len(parts) > 1 else []
         if len(parts) <= 1:
