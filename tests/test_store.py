@@ -288,3 +288,52 @@ def test_real_model_index_query_and_cache(tmp_path, real_embedder):
         s.use("test", real_embedder, {})
         r2 = s.sync(chunks, real_embedder)  # a fresh collection, but every vector comes from the cache
         assert (r2.embedded, r2.cached, r2.upserted) == (0, 3, 3)
+
+
+# --- the server path, with an in-memory Qdrant standing in for the server -------------------------------------
+
+
+# The server branch creates payload indexes (they speed up a server's filters); the in-memory engine warns it has none.
+@pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
+def test_server_path_runs_the_same_sync_and_search(tmp_path, monkeypatch):
+    """No Qdrant server can run here, so the server branch is driven against qdrant-client's in-memory engine:
+    the url and the API key reach the client as a server would get them, and sync, stale deletion, search,
+    threshold and filters behave exactly as on the local store."""
+    import qdrant_client
+
+    real_client = qdrant_client.QdrantClient
+    made: list[dict] = []
+
+    def as_server(*args, **kwargs):
+        assert "path" not in kwargs and not args  # the server branch never opens a folder
+        made.append(kwargs)
+        return real_client(location=":memory:")
+
+    monkeypatch.setattr(qdrant_client, "QdrantClient", as_server)
+    monkeypatch.setenv("QDRANT_API_KEY", "k-123")
+    with Store(tmp_path / "docs", url="https://qdrant.example:6333") as s:
+        assert s.mode == "server" and s.path is None and "k-123" not in repr(s)
+        assert made == [{"url": "https://qdrant.example:6333", "api_key": "k-123", "timeout": 3,
+                         "check_compatibility": False}]
+        emb = FakeEmbedder()
+        s.use("test", emb, {"size": 1})
+        chunks = make_chunks("a.md", ["red", "green", "blue"], chapter=1) + make_chunks("b.md", ["cyan"], chapter=2)
+        r1 = s.sync(chunks, emb)
+        assert (r1.upserted, r1.deleted) == (4, 0) and s.count() == 4
+        assert s.sync(chunks, emb).unchanged == 4  # re-index: nothing written
+        fewer = chunks[:2] + chunks[3:]
+        assert s.sync(fewer, emb).deleted == 1 and s.count() == 3
+        hits = s.search(emb.vector("green"), k=3, threshold=0.99)
+        assert hits[0].text == "green" and hits[0].kept and not any(h.kept for h in hits[1:])
+        assert [h.path for h in s.search(emb.vector("green"), k=3, filters={"chapter": "2"})] == ["b.md"]
+
+
+def test_server_without_api_key_passes_none(tmp_path, monkeypatch):
+    import qdrant_client
+
+    real_client = qdrant_client.QdrantClient
+    made: list[dict] = []
+    monkeypatch.setattr(qdrant_client, "QdrantClient", lambda **kw: made.append(kw) or real_client(location=":memory:"))
+    monkeypatch.delenv("QDRANT_API_KEY", raising=False)
+    Store(tmp_path, url="http://localhost:6333").close()
+    assert made[0]["api_key"] is None
