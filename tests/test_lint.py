@@ -533,3 +533,22 @@ def test_real_strategies_findings_agree_with_their_chunks(name, sample_docs):
         if lim.tokenizer == strategy.length_tokenizer:
             assert {f.chunk_index for f in mine if f.rule == "oversize"} == expected
     assert report.errors == sum(1 for f in report.findings if f.severity == "error")
+
+
+def test_lint_tree_stops_between_documents_when_asked(sample_docs):
+    """The app's tree worker passes ``should_stop``: a stale run ends early instead of linting every file."""
+    from chunkscope.lint import LintCancelled
+
+    if not sample_docs.is_dir():
+        pytest.skip("sample_docs/ is not there")
+    tree = load_docs(sample_docs)
+    asked: list[int] = []
+
+    def stop_at_third() -> bool:
+        asked.append(1)
+        return len(asked) >= 3
+
+    with pytest.raises(LintCancelled):
+        lint_tree(tree, chunk_mod.get_strategy("recursive"), None, should_stop=stop_at_third)
+    assert len(asked) == 3  # checked once per document, and not past the stop
+    assert lint_tree(tree, chunk_mod.get_strategy("recursive"), None, should_stop=lambda: False).findings

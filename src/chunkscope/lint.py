@@ -735,18 +735,24 @@ def annotate_chunks(doc: "Document", chunks: Sequence[Chunk], strategy: Any, cfg
     return _lint_document(doc, chunks, strategy, settings, embed, _Duplicates(), lambda p: p)
 
 
+class LintCancelled(Exception):
+    """`lint_tree` stopped because its ``should_stop`` said so (a newer request made this one stale)."""
+
+
 def lint_tree(tree: "DocsTree", strategy: Any, cfg: "Config | None" = None, select: Iterable[str] | str | None = None,
               ignore: Iterable[str] | str | None = None, *, results: Sequence[ChunkedDoc] | None = None,
-              display: Callable[[str], str] | None = None) -> LintReport:
+              display: Callable[[str], str] | None = None, should_stop: Callable[[], bool] | None = None) -> LintReport:
     """Lint every document of a tree with one strategy (a `Strategy` or a `config.ResolvedStrategy`).
 
     Args:
         results: chunks already made for this tree and strategy (e.g. by ``cli.cmd_core.chunk_tree``); when
             omitted the tree is chunked here, once.
         display: maps a document's path (relative to the docs root) to the path findings should show.
+        should_stop: polled between documents; when it returns True the run ends with `LintCancelled`.
 
     Raises:
         ConfigError: bad ``[lint]`` settings or an unknown rule in ``select``/``ignore``.
+        LintCancelled: ``should_stop`` returned True.
     """
     strat = _strategy_of(strategy)
     settings = lint_settings(cfg, select, ignore)
@@ -763,6 +769,8 @@ def lint_tree(tree: "DocsTree", strategy: Any, cfg: "Config | None" = None, sele
     failed: dict[str, str] = {}
     chunks_by_path: dict[str, list[Chunk]] = {}
     for r in results:
+        if should_stop is not None and should_stop():
+            raise LintCancelled("lint stopped")
         chunks_by_path[r.doc.path] = r.chunks
         if r.error:
             failed[r.doc.path] = r.error

@@ -203,7 +203,9 @@ def chunk_tree(
 
         try:
             results = [ChunkedDoc(d, entries[d.path].chunks, entries[d.path].error) for d in docs]
-            report = lint.lint_tree(tree, resolved, config, results=results)
+            report = lint.lint_tree(tree, resolved, config, results=results, should_stop=cancelled)
+        except lint.LintCancelled:
+            return None
         except Exception as exc:  # noqa: BLE001 - a bad [lint] table: say so once, keep the counts
             result.lint_error = str(exc)
         else:
