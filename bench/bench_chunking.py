@@ -177,7 +177,7 @@ def main(argv: list[str]) -> int:
 
     interactive: list[tuple] = []
     largest = max(docs, key=lambda d: len(d.text))
-    T_file = best_of(5, lambda: enc.encode_ordinary(largest.text))
+    T_file = best_of(25, lambda: enc.encode_ordinary(largest.text))
 
     for name in _BUILTIN:
         if name == "custom" or (only is not None and name not in only):
