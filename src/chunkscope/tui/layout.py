@@ -4,15 +4,19 @@
 *regions* (runs of text covered by the same chunks) and indexes the lines. Each line's segments are then made
 on first draw and memoised, so the view only ever pays for the lines on screen, and a 40 KB page re-chunks and
 redraws without touching pygments again (colours come from `highlight.line_colours`, computed once per file).
+
+`RowMap` is the soft wrap: which screen rows each line takes at a given width. It depends on the text and the
+width only, never on the chunks, so a view keeps it across re-chunks of the same document.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size, split_graphemes
 from rich.segment import Segment
 from rich.style import Style
 
@@ -258,6 +262,13 @@ class SourceLayout:
         band = owner % 2
         return Style(bgcolor=BAND_SELECTED_BG[band] if owner == selected else BAND_BG[band])
 
+    def fill_at(self, offset: int, selected: int | None) -> Style | None:
+        """The style filling a wrapped row after its text: that of the text continuing at ``offset``."""
+        region = self.region_at(offset)
+        if region.truncated:
+            return Style(bgcolor=TRUNCATED_BG)
+        return self.background(_region_code(region), selected)
+
     def segments(self, y: int, selected: int | None) -> tuple[list[Segment], Style | None, int]:
         """Drawable segments of line ``y``, the style filling the rest of the row, and the text's cell width."""
         p = self.pieces(y)
@@ -310,22 +321,32 @@ class SourceLayout:
         else:
             segs.append(Segment(" "))
         start, _ = self.line_span(y)
-        region = self.region_at(start)
-        if region.chunks:
-            owner = region.owner
-            sel = owner == selected or (selected in region.chunks if selected is not None else False)
-            bar_colour = OVERLAP_SELECTED_BG if len(region.chunks) > 1 else BAND_FG[owner % 2]
-            segs.append(Segment("█" if sel else "▌", Style(color=bar_colour)))
-        else:
-            segs.append(Segment(" "))
+        segs.append(self._bar(start, selected))
         segs.append(Segment(" "))
         return segs
 
+    def continuation_gutter(self, offset: int, selected: int | None) -> list[Segment]:
+        """The gutter of a wrapped line's later rows: blank, with the band bar of the text at ``offset``."""
+        return [Segment(" " * (self.gutter_width - 2)), self._bar(offset, selected), Segment(" ")]
+
+    def _bar(self, offset: int, selected: int | None) -> Segment:
+        """The band bar for the row starting at ``offset``: the owner's colour, full block when selected."""
+        region = self.region_at(offset)
+        if not region.chunks:
+            return Segment(" ")
+        owner = region.owner
+        sel = owner == selected or (selected in region.chunks if selected is not None else False)
+        bar_colour = OVERLAP_SELECTED_BG if len(region.chunks) > 1 else BAND_FG[owner % 2]
+        return Segment("█" if sel else "▌", Style(color=bar_colour))
+
     # --- clicks ------------------------------------------------------------------------------------------------
 
-    def chunk_at(self, y: int, column: int | None, selected: int | None = None) -> int | None:
+    def chunk_at(self, y: int, column: int | None, selected: int | None = None,
+                 within: tuple[int, int] | None = None) -> int | None:
         """The chunk under a click at line ``y``, content column ``column`` (None: anywhere on the line).
 
+        ``within``: the offsets ``[start, end)`` of the wrapped row clicked; the column counts from its start,
+        and a click past its text lands on ``end`` (the text the row's fill stands for).
         In overlapping text the chunk that is not selected yet wins, so clicking the overlap flips between the
         two chunks that share it.
         """
@@ -334,7 +355,7 @@ class SourceLayout:
         start, end = self.line_span(y)
         offset = start
         if column is not None:
-            offset = self._offset_at_column(start, end, column)
+            offset = self._offset_at_column(*(within or (start, end)), column)
         region = self.region_at(offset)
         if not region.chunks:
             # Between chunks (blank lines, front matter): the nearest chunk on this line, else none.
@@ -358,6 +379,94 @@ class SourceLayout:
         return end
 
 
+class RowMap:
+    """Soft wrap of a text at a width: the screen rows of each line, and the line and text of each row.
+
+    A line takes at least one row and about ``ceil(cell width / width)``: a row breaks after the last space that
+    fits, else at the width (a long word, a URL). Breaks fall between graphemes, and rows are cut from the
+    line's drawing by character, not by cell: a wide character or a joined emoji is never cut in two,
+    and every character is drawn on exactly one row. Built in one pass over the lines; only lines wider
+    than the width are scanned, most of them with ``str.rfind``.
+    """
+
+    __slots__ = ("text", "width", "line_count", "_first", "_chars", "_offs")
+
+    def __init__(self, text: str, line_starts: list[int], width: int) -> None:
+        #: The text and width this map is for (a view keeps the map while both are the same).
+        self.text = text
+        self.width = width = max(width, 1)
+        self.line_count = n = len(line_starts)
+        first = [0] * (n + 1)
+        #: For lines of more than one row: where each row starts in the line's drawn text (tabs expanded,
+        #: control characters shown: `LinePieces` concatenated), and the offset of its first source character.
+        self._chars: dict[int, list[int]] = {}
+        self._offs: dict[int, list[int]] = {}
+        row = 0
+        length = len(text)
+        for y in range(n):
+            first[y] = row
+            a = line_starts[y]
+            b = line_starts[y + 1] if y + 1 < n else length
+            # The line break is not drawn: this is `SourceLayout.line_span`.
+            while b > a and text[b - 1] in "\r\n":
+                b -= 1
+            if b - a <= width and _plain(text, a, b):
+                row += 1
+                continue
+            chars, offs = _wrap_line(text, a, b, width)
+            if len(chars) > 1:
+                self._chars[y] = chars
+                self._offs[y] = offs
+            row += len(chars)
+        first[n] = row
+        self._first = first
+
+    @property
+    def rows(self) -> int:
+        """Rows of the whole text."""
+        return self._first[-1]
+
+    def row_of_line(self, y: int) -> int:
+        """First row of 0-based line ``y`` (clamped to the text)."""
+        return self._first[min(max(y, 0), self.line_count)]
+
+    def row_count(self, y: int) -> int:
+        """How many rows line ``y`` takes."""
+        return self._first[y + 1] - self._first[y]
+
+    def locate(self, row: int) -> tuple[int, int]:
+        """The 0-based line drawn at ``row`` and which of its rows it is (clamped to the text)."""
+        if self.line_count == 0:
+            return 0, 0
+        y = min(max(bisect_right(self._first, row) - 1, 0), self.line_count - 1)
+        return y, min(max(row - self._first[y], 0), self.row_count(y) - 1)
+
+    def chars(self, y: int, k: int) -> tuple[int, int | None]:
+        """Characters ``[start, end)`` of line ``y``'s drawn text shown on its row ``k`` (end None: the last row)."""
+        chars = self._chars.get(y)
+        if chars is None:
+            return 0, None
+        return chars[k], (chars[k + 1] if k + 1 < len(chars) else None)
+
+    def offset(self, y: int, k: int, line_start: int) -> int:
+        """Offset of the first character on line ``y``'s row ``k`` (``line_start`` for its first row)."""
+        offs = self._offs.get(y)
+        return line_start if offs is None or k == 0 else offs[k]
+
+    def span(self, y: int, k: int, line_start: int, line_end: int) -> tuple[int, int]:
+        """Offsets ``[start, end)`` of the source text on line ``y``'s row ``k`` (the line's own bounds given)."""
+        offs = self._offs.get(y)
+        if offs is None:
+            return line_start, line_end
+        return offs[k], (offs[k + 1] if k + 1 < len(offs) else line_end)
+
+    def row_of_offset(self, y: int, offset: int) -> int:
+        """The row showing ``offset``, which lies on 0-based line ``y``."""
+        offs = self._offs.get(y)
+        k = 0 if offs is None else max(bisect_right(offs, offset) - 1, 0)
+        return self.row_of_line(y) + k
+
+
 def _region_code(region: Region | None) -> int:
     """A region as one int: owner chunk << 1 | overlap flag; -1 for text in no chunk."""
     if region is None or not region.chunks:
@@ -376,3 +485,82 @@ def marks_from_findings(findings: Iterable[Any]) -> list[Mark]:
         msg = getattr(f, "message", "") or ""
         out.append(Mark(int(line), str(getattr(f, "severity", "warning")), f"{rule}: {msg}" if rule else msg))
     return out
+
+
+#: Characters other than printable ASCII, and whether each is drawn as itself in exactly one cell.
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]")
+_ONE_CELL: dict[str, bool] = {}
+
+
+def _plain(text: str, a: int, b: int) -> bool:
+    """True when ``text[a:b]`` is drawn one cell per character, each as itself: a column is then an index.
+
+    A character of width 1 never joins another into one glyph (joiners and combining marks have width 0), so
+    checking the distinct characters one by one is exact; each is measured once per process.
+    """
+    line = text[a:b]
+    if line.isascii():
+        return line.isprintable()
+    for ch in set(_NOT_ASCII.findall(line)):
+        ok = _ONE_CELL.get(ch)
+        if ok is None:
+            ok = _ONE_CELL[ch] = visible(ch, oneline=True) == ch and get_character_cell_size(ch) == 1
+        if not ok:
+            return False
+    return True
+
+
+def _wrap_line(text: str, a: int, b: int, width: int) -> tuple[list[int], list[int]]:
+    """Row starts of line ``text[a:b]`` wrapped at ``width`` cells: (index in the drawn line, source offset)."""
+    if _plain(text, a, b):
+        # One cell per character, drawn as itself: indices are columns, and the search for a space runs at C speed.
+        chars, offs = [0], [a]
+        o = a
+        while b - o > width:
+            i = text.rfind(" ", o + 1, o + width)  # a space that fits on the row, not its first character
+            o = i + 1 if i != -1 else o + width
+            chars.append(o - a)
+            offs.append(o)
+        return chars, offs
+    # Anything else is measured as it is drawn (tabs expanded, control characters shown), grapheme by grapheme.
+    pieces = [TAB if ch == "\t" else visible(ch, oneline=True) for ch in text[a:b]]
+    drawn = "".join(pieces)
+    source: list[int] = []  # the source offset of each drawn character
+    first = bytearray(len(drawn) + 1)  # 1 where a source character's drawing starts
+    pos = 0
+    for i, piece in enumerate(pieces):
+        first[pos] = 1
+        source.extend([a + i] * len(piece))
+        pos += len(piece)
+    first[pos] = 1
+    spans, total = split_graphemes(drawn)
+    chars, offs = [0], [a]
+    if total <= width:
+        return chars, offs
+    col = [0] * (len(spans) + 1)  # the column where each grapheme starts
+    for j, (_, _, cells) in enumerate(spans):
+        col[j + 1] = col[j] + cells
+    row = 0  # the grapheme starting the current row
+    space: int | None = None  # the grapheme after the row's last space (a break candidate)
+    j = 0
+    while j < len(spans):
+        if col[j + 1] - col[row] > width and j > row:
+            # Grapheme j does not fit: break after the last space, else before j, moved back to the start of the
+            # character j belongs to (a tab or an escape is never cut unless it alone is wider than the row).
+            brk = space
+            if brk is None:
+                brk = j
+                while brk > row and not first[spans[brk][0]]:
+                    brk -= 1
+                if brk == row:
+                    brk = j
+            chars.append(spans[brk][0])
+            offs.append(source[spans[brk][0]])
+            row = j = brk
+            space = None
+            continue
+        start, end, _ = spans[j]
+        j += 1
+        if j < len(spans) and j - 1 > row and drawn[start:end] == " " and first[spans[j][0]]:
+            space = j
+    return chars, offs

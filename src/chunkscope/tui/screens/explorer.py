@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
@@ -64,6 +64,8 @@ class ExplorerScreen(Screen):
                 tooltip="focus the strategy picker (then tab to the parameters)"),
         Binding("f", "focus('docs')", "Files", id="explorer.files", show=False, tooltip="focus the docs tree"),
         Binding("o", "focus('source')", "Source", id="explorer.source", show=False, tooltip="focus the source view"),
+        Binding("w", "toggle_wrap", "Wrap lines", id="explorer.wrap",
+                tooltip="soft-wrap long lines in the source (off: one row per line, scroll sideways)"),
         Binding("escape", "close_pane", "Back", id="explorer.close-pane",
                 tooltip="close the query or lint pane, or leave a text field for the source view"),
     ]
@@ -327,7 +329,7 @@ class ExplorerScreen(Screen):
         view = self.query_one(SourceView)
         if line is not None:
             height = max(view.scrollable_content_region.height, 1)
-            view.scroll_to(y=max(line - 1 - height // 3, 0), animate=False, immediate=True)
+            view.scroll_to(y=max(view.row_of_line(line - 1) - height // 3, 0), animate=False, immediate=True)
         elif index is not None:
             view.scroll_to_chunk(index)
 
@@ -526,6 +528,16 @@ class ExplorerScreen(Screen):
         if bottom.has_class("-open") and (in_pane or focused is self.query_one(SourceView)):
             bottom.remove_class("-open")
         self.query_one(SourceView).focus()
+
+    @on(events.Mount)
+    def _initial_wrap(self) -> None:
+        """Wrap the source's long lines unless the config says ``[tui] wrap = false``."""
+        self.query_one(SourceView).wrap = bool(self.config.tui.get("wrap", True))
+
+    def action_toggle_wrap(self) -> None:
+        """Soft wrap on or off; the view keeps the same text at its top."""
+        view = self.query_one(SourceView)
+        view.wrap = not view.wrap
 
     def action_next_chunk(self) -> None:
         self._step_chunk(1)

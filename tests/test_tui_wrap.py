@@ -1,0 +1,296 @@
+"""Soft wrap in the explorer's source view, driven with Pilot: rows are no longer lines, and nothing is lost."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+from chunkscope.config import Config, resolve_strategy
+from chunkscope.docs import load_docs
+
+pytest.importorskip("textual")
+
+from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
+from chunkscope.tui.screens.compare import CompareScreen  # noqa: E402
+from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
+from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+SIZE = (160, 50)
+#: One paragraph per line, the Docusaurus habit: each sentence holds a word found nowhere else ("w17z").
+PARAGRAPH_1 = " ".join(f"Sentence {i} of the first paragraph says w{i}z about joints and frames." for i in range(40))
+PARAGRAPH_2 = " ".join(f"Line two sentence {i} names q{i}k and keeps going for a while." for i in range(40))
+URL = "https://example.com/" + "".join(f"segment{i}/" for i in range(30))  # no space to break at
+WIDE = "中文字符在这里，“引号”和表情👍🏽与e\u0301。" * 12  # wide characters, an emoji with its modifier, an accent
+FILLER = "".join(f"Filler line {i}.\n" for i in range(80))  # more lines than the view has rows, unwrapped too
+DOC = f"# Long lines\n\nA short line.\n\n{PARAGRAPH_1}\n\n{URL}\n\n{WIDE}\n\n{PARAGRAPH_2}\n\n## Tail\n\nThe end, short.\n\n{FILLER}"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "long.md").write_text(DOC, encoding="utf-8")
+    return root
+
+
+def make_app(docs: Path, config: Config | None = None) -> ChunkscopeApp:
+    cfg = config or Config()
+    # Small windows without overlap: chunk boundaries fall inside the long lines, each text in one chunk.
+    resolved = resolve_strategy(cfg, "fixed", {"chunk_size": 40, "chunk_overlap": 0})
+    return ChunkscopeApp(load_docs(docs), cfg, resolved)
+
+
+async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause(0.02)
+        if cond():
+            await pilot.pause()
+            return
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def opened(pilot, app: ChunkscopeApp) -> tuple[ExplorerScreen, SourceView]:
+    ex = app.explorer
+    await wait_for(pilot, lambda: ex.result is not None and ex.result.complete and ex.layout_data is not None
+                   and ex.layout_data.chunks is ex.result.chunks and ex.tree_result is not None, what="long.md")
+    view = ex.query_one(SourceView)
+    view.focus()
+    await pilot.pause()
+    return ex, view
+
+
+def line_index(text: str) -> int:
+    """0-based line of the document holding ``text``."""
+    return DOC[:DOC.index(text)].count("\n")
+
+
+def rows_of(view: SourceView, y: int) -> list[str]:
+    """The drawn rows of line ``y`` (gutter included), as text."""
+    first, after = view.row_of_line(y), view.row_of_line(y + 1)
+    top = round(view.scroll_y)
+    return [view.render_line(row - top).text for row in range(first, after)]
+
+
+def screen_text(view: SourceView) -> str:
+    """Everything on screen in the text columns, whitespace removed (rows end wherever the wrap put them)."""
+    gw = view.layout_data.gutter_width
+    rows = [view.render_line(y).text[gw:] for y in range(view.scrollable_content_region.height)]
+    return "".join("".join(rows).split())
+
+
+def squash(text: str) -> str:
+    return "".join(text.split())
+
+
+async def test_long_lines_wrap_and_every_character_is_drawn(docs):
+    app = make_app(docs)
+    async with app.run_test(size=SIZE) as pilot:
+        ex, view = await opened(pilot, app)
+        assert view.wrap  # the explorer's default
+        layout = ex.layout_data
+        gw = layout.gutter_width
+        width = view.scrollable_content_region.width
+        avail = width - gw
+        assert avail < len(PARAGRAPH_1) // 10  # the fixture's lines really are much longer than the view
+        assert view.virtual_size.height > layout.line_count
+        assert view.max_scroll_x == 0  # nothing to scroll sideways
+        view.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        y = line_index(PARAGRAPH_1)
+        rows = rows_of(view, y)
+        assert len(rows) >= -(-len(PARAGRAPH_1) // avail)
+        assert all(len(r) == width for r in rows)
+        # The first row carries the line number; the others a blank gutter with the band bar.
+        assert rows[0][:gw].split()[0] == str(y + 1)
+        for r in rows[1:]:
+            assert r[:gw - 2].strip() == "" and r[gw - 2] in "▌█"
+        # Breaks fall after spaces, so the rows, trailing spaces dropped and joined by one space, are the line.
+        assert " ".join(r[gw:].rstrip() for r in rows) == PARAGRAPH_1
+        # A word longer than the view is cut at the column: every row but the last is full.
+        url_rows = rows_of(view, line_index(URL))
+        assert len(url_rows) == -(-len(URL) // avail)
+        assert "".join(r[gw:].rstrip() for r in url_rows) == URL
+        assert all(len(r[gw:]) == avail and " " not in r[gw:] for r in url_rows[:-1])
+        # Wide characters are drawn whole, never wider than the view; the emoji keeps its modifier.
+        wide_rows = rows_of(view, line_index(WIDE))
+        assert len(wide_rows) >= -(-cell_len(WIDE) // avail)
+        assert all(cell_len(r) == width for r in wide_rows)
+        assert "".join(r[gw:].rstrip() for r in wide_rows) == WIDE
+        # Short lines still take one row each.
+        assert len(rows_of(view, line_index("A short line."))) == 1
+
+
+async def test_rechunk_keeps_the_row_map(docs):
+    app = make_app(docs)
+    async with app.run_test(size=SIZE) as pilot:
+        ex, view = await opened(pilot, app)
+        rows_before = view._rows  # noqa: SLF001 - the cached wrap of this text at this width
+        assert rows_before is not None
+        before = [(c.start, c.end) for c in ex.result.chunks]
+        # Live tuning: same text, other boundaries.
+        resolved = resolve_strategy(ex.config, "fixed", {"chunk_size": 60, "chunk_overlap": 0})
+        ex.set_strategy(resolved)
+        await wait_for(pilot, lambda: ex.result.resolved is resolved and ex.result.complete
+                       and ex.layout_data.chunks is ex.result.chunks, what="re-chunk at 60")
+        assert [(c.start, c.end) for c in ex.result.chunks] != before
+        assert view._rows is rows_before  # noqa: SLF001
+
+
+async def test_click_on_a_continuation_row_selects_the_chunk_owning_that_text(docs):
+    app = make_app(docs)
+    async with app.run_test(size=SIZE) as pilot:
+        ex, view = await opened(pilot, app)
+        gw = ex.layout_data.gutter_width
+        y = line_index(PARAGRAPH_2)
+        height = view.scrollable_content_region.height
+        for i in range(10, 40):
+            word = f"q{i}k"
+            offset = DOC.index(word)
+            owner = next(c.index for c in ex.result.chunks if c.start <= offset < c.end)
+            if owner not in (ex.selected, ex.layout_data.chunk_at(y, None)):
+                break  # not the chunk at the line's start (what a click read as a line would pick), nor selected
+        else:
+            pytest.fail("the fixture has no chunk inside the long line")
+        # Put the word's row on screen, then find where it is drawn.
+        first = view.row_of_line(y)
+        view.scroll_to(y=first + 2, animate=False, immediate=True)
+        await pilot.pause()
+        target = None
+        for _ in range(200):
+            top = round(view.scroll_y)
+            for sy in range(height):
+                text = view.render_line(sy).text
+                if word in text[gw:]:
+                    target = (top + sy, sy, text.index(word))
+                    break
+            if target is not None:
+                break
+            view.scroll_to(y=top + height, animate=False, immediate=True)
+            await pilot.pause()
+        assert target is not None, f"{word} is not drawn"
+        row, sy, x = target
+        assert first < row < view.row_of_line(y + 1)  # a continuation row of that line
+        await pilot.click(SourceView, offset=(x + 1 + 1, sy + 1))  # +1: the border
+        await wait_for(pilot, lambda: ex.selected == owner, what=f"click on {word} to select chunk {owner}")
+
+
+async def test_scroll_to_chunk_brings_its_start_into_view(docs):
+    app = make_app(docs)
+    async with app.run_test(size=SIZE) as pilot:
+        ex, view = await opened(pilot, app)
+        assert view.wrap
+        # Chunks below both long lines: with rows taken for lines, the view would stop far above them.
+        tail = DOC.index("## Tail")
+        index = next(c.index for c in ex.result.chunks if c.end > tail)
+        view.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        view.scroll_to_chunk(index)
+        await pilot.pause()
+        chunk = ex.result.chunks[index]
+        assert squash(chunk.text)[:20] in screen_text(view)
+        # And one starting in the middle of a long line.
+        mid = DOC.index("q25k")
+        index = next(c.index for c in ex.result.chunks if c.start > mid)
+        view.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        view.scroll_to_chunk(index)
+        await pilot.pause()
+        assert squash(ex.result.chunks[index].text)[:20] in screen_text(view)
+
+
+async def test_w_toggles_wrap_and_keeps_the_top(docs):
+    app = make_app(docs)
+    async with app.run_test(size=SIZE) as pilot:
+        ex, view = await opened(pilot, app)
+        y = line_index(URL)
+        view.scroll_to(y=view.row_of_line(y), animate=False, immediate=True)
+        await pilot.pause()
+        top_chunk = view.chunk_on_screen()
+        assert view.line_at_row(round(view.scroll_y)) == y and round(view.scroll_y) != y
+        await pilot.press("w")
+        await wait_for(pilot, lambda: not view.wrap, what="wrap off")
+        assert round(view.scroll_y) == y  # rows are lines again, the same line on top
+        assert view.chunk_on_screen() == top_chunk
+        assert view.virtual_size.height == ex.layout_data.line_count
+        await pilot.press("w")
+        await wait_for(pilot, lambda: view.wrap, what="wrap on")
+        assert view.line_at_row(round(view.scroll_y)) == y and round(view.scroll_y) == view.row_of_line(y)
+        assert view.chunk_on_screen() == top_chunk
+        # The compare screen aligns two views line by line: it never wraps.
+        ex.action_compare("recursive")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), what="compare screen")
+        assert not any(v.wrap for v in app.screen.query(SourceView))
+
+
+async def test_without_wrap_a_long_line_is_cropped(docs):
+    config = Config()
+    config.tui = {"wrap": False}  # `[tui] wrap = false`
+    app = make_app(docs, config)
+    async with app.run_test(size=SIZE) as pilot:
+        ex, view = await opened(pilot, app)
+        assert not view.wrap
+        layout = ex.layout_data
+        gw = layout.gutter_width
+        width = view.scrollable_content_region.width
+        assert view.virtual_size.height == layout.line_count and view.max_scroll_x > 0
+        y = line_index(PARAGRAPH_1)
+        view.scroll_to(y=y, animate=False, immediate=True)
+        await pilot.pause()
+        assert view.row_of_line(y) == y and view.line_at_row(y) == y
+        text = view.render_line(0).text
+        assert len(text) == width and text[gw:] == PARAGRAPH_1[:width - gw]
+        assert view.render_line(1).text[gw:].strip() == ""  # the next row is the next (blank) line
+
+
+def test_row_map_measures_lines_as_they_are_drawn():
+    """Tabs, wide characters, control pictures, emoji, accents: rows never wider than asked, nothing lost."""
+    from rich.cells import cell_len
+
+    from chunkscope.cli.common import visible
+    from chunkscope.outline_scan import line_starts_of
+    from chunkscope.tui.layout import TAB, RowMap
+
+    line = "\t".join(["中文字符在这里", "emoji 👍🏽 and e\u0301", "bell \x07 esc \x1b[31m", "C1 \x85 done"] * 6)
+    text = f"hi\n{line}\r\n{'word ' * 40}end\n"
+    start = text.index(line)
+    drawn = visible(line.replace("\t", TAB), oneline=True)
+    for width in (15, 9, 4):
+        rows = RowMap(text, line_starts_of(text), width)
+        assert rows.row_count(0) == 1
+        # Whole words per row, each row as full as the words allow.
+        words = "word " * 40 + "end"
+        w_start = text.index(words)
+        w_rows = [words[slice(*rows.chars(2, k))] for k in range(rows.row_count(2))]
+        assert "".join(w_rows) == words and rows.offset(2, 1, w_start) == w_start + rows.chars(2, 1)[0]
+        if width >= len("word "):
+            assert all(set(r.split()) <= {"word", "end"} and len(r) > width - 5 for r in w_rows[:-1])
+        pieces = []
+        for k in range(rows.row_count(1)):
+            a, b = rows.chars(1, k)
+            piece = drawn[a:b]
+            assert 0 < cell_len(piece) <= width, (width, k, piece)
+            # The row's first character is at the offset the map gives (clicks and band bars read it).
+            off = rows.offset(1, k, start)
+            assert len(visible(text[start:off].replace("\t", TAB), oneline=True)) == a
+            pieces.append(piece)
+        assert "".join(pieces) == drawn
+        # No emoji cut from its modifier, no letter from its accent.
+        assert all(not p.startswith(("\u0301", "🏽")) for p in pieces)
+        assert rows.rows == 1 + rows.row_count(1) + rows.row_count(2) + 1  # the empty last line counts
+        assert rows.locate(rows.row_of_line(2) + 1) == (2, 1)
+    # A family emoji (three joined by ZWJ) is one glyph two cells wide: measured and kept as such.
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    emoji = f"ab{family}cd{family}"
+    rows = RowMap(emoji, [0], 4)
+    assert [emoji[slice(*rows.chars(0, k))] for k in range(rows.row_count(0))] == [f"ab{family}", f"cd{family}"]
