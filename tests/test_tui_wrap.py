@@ -234,8 +234,11 @@ async def test_w_toggles_wrap_and_keeps_the_top(docs):
 
 
 async def test_without_wrap_a_long_line_is_cropped(docs):
-    config = Config()
-    config.tui = {"wrap": False}  # `[tui] wrap = false`
+    from chunkscope.config import ConfigError, parse_config
+
+    config = parse_config({"tui": {"wrap": False}})  # `[tui] wrap = false` in chunkscope.toml
+    with pytest.raises(ConfigError, match="tui.wrap"):
+        parse_config({"tui": {"wrap": "no"}})
     app = make_app(docs, config)
     async with app.run_test(size=SIZE) as pilot:
         ex, view = await opened(pilot, app)

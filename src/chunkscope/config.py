@@ -64,14 +64,14 @@ FIELDS: dict[str, str] = {
     "qdrant": "url of a Qdrant server (API key from QDRANT_API_KEY only) or path of the local store",
     "query": "k and threshold defaults for query/eval",
     "lint": "select, ignore, severity, thresholds, per_path_ignores",
-    "tui": "keymap: binding id -> keys",
+    "tui": "keymap: binding id -> keys; wrap: wrap long source lines (default true)",
 }
 _SECTION_KEYS = {
     "embedding": {"model", "device", "batch_size"},
     "qdrant": {"url", "path", "timeout"},
     "query": {"k", "threshold"},
     "lint": {"select", "ignore", "severity", "thresholds", "per_path_ignores"},
-    "tui": {"keymap"},
+    "tui": {"keymap", "wrap"},
 }
 
 
@@ -167,6 +167,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
             _want(isinstance(value, dict), path, f"[{key}] must be a table")
             for sub in value:
                 _want(sub in _SECTION_KEYS[key], path, f"unknown key {key}.{sub} (known: {', '.join(sorted(_SECTION_KEYS[key]))})")
+            if key == "tui" and "wrap" in value:
+                _want(isinstance(value["wrap"], bool), path, "tui.wrap must be true or false")
             setattr(cfg, key, dict(value))
         elif key in ("strategy", "site_url"):
             _want(isinstance(value, str), path, f"{key} must be a string")
