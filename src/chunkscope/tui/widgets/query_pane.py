@@ -233,6 +233,12 @@ class QueryPane(Vertical):
     def _indexing(self) -> bool:
         return any(w.group == "index" and w.is_running for w in self.workers)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # "Stop indexing" is offered (and shown in the footer) only while an index build runs.
+        if action == "cancel_index":
+            return self._indexing()
+        return True
+
     def _status(self, text: str | Text, error: bool = False) -> None:
         st = self.query_one("#query-status", Static)
         st.update(text if isinstance(text, Text) else Text(text, style="bold red" if error else ""))
@@ -311,6 +317,8 @@ class QueryPane(Vertical):
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         """A failed index or search (no model, a store in use, a server down): say so here, notify once."""
+        if event.worker.group == "index":
+            self.refresh_bindings()  # the footer's "Stop indexing" follows the index worker
         if event.state != WorkerState.ERROR:
             return
         self.query_one("#index-row").remove_class("-busy")
