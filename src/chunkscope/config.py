@@ -40,9 +40,7 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +126,8 @@ def find_config(docs: Path | None, explicit: str | Path | None = None) -> Path |
             return cand
         py = folder / "pyproject.toml"
         if py.is_file():
+            import tomllib  # only when there is a file to read (start-up time)
+
             try:
                 data = tomllib.loads(py.read_text(encoding="utf-8"))
             except (OSError, tomllib.TOMLDecodeError):
@@ -142,6 +142,8 @@ def load_config(docs: str | Path | None = None, explicit: str | Path | None = No
     path = find_config(Path(docs) if docs is not None else None, explicit)
     if path is None:
         return Config()
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -238,6 +240,8 @@ class ResolvedStrategy:
     def fingerprint(self) -> str:
         """Stable id of the strategy and its parameters (collection names, caches)."""
         blob = json.dumps({"strategy": self.strategy.name, "params": self.strategy.params}, sort_keys=True, default=str)
+        import hashlib  # here: the app's start-up never needs it
+
         return hashlib.sha1(blob.encode()).hexdigest()[:10]
 
 

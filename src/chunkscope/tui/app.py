@@ -6,7 +6,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from ..chunk import ParamError, UnknownStrategy
-from ..cli.common import visible
+from ..safe_text import visible
 from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
 from .screens.explorer import ExplorerScreen

@@ -21,7 +21,7 @@ from rich.segment import Segment
 from rich.style import Style
 
 from ..chunk import Chunk
-from ..cli.common import visible
+from ..safe_text import visible
 from ..docs import Document
 from ..structure import line_starts_of
 from .highlight import PLAIN, LineColours, line_colours

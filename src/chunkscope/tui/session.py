@@ -224,7 +224,7 @@ def chunk_tree(
 
 def export_jsonl(result: TreeResult, docs: list[Document], config: Config, folder: Path) -> tuple[Path, int]:
     """Write every chunk of the tree as ``chunkscope chunk --format jsonl`` does; returns (file, chunk count)."""
-    from ..cli.common import json_line
+    from ..safe_text import json_line
 
     chunks = [c for d in docs if d.path in result.entries for c in result.entries[d.path].chunks]
     try:

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...cli.common import visible
+from ...safe_text import visible
 from ...compare import FileDiff, diff_chunks
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree

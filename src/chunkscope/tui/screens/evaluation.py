@@ -21,7 +21,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...chunk import ParamError, UnknownStrategy
-from ...cli.common import visible
+from ...safe_text import visible
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree
 from ..search import SearchSession

@@ -7,7 +7,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -19,20 +19,21 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...cli.common import visible
+from ...safe_text import visible
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree, reload_document
 from ..highlight import line_colours
 from ..layout import SourceLayout, marks_from_findings
 from ..search import Expected, SearchSession, chapter_of
 from ..session import FileResult, TreeResult, chunk_tree, complete_file, cut_file, export_jsonl
-from ..widgets.chunk_detail import ChunkDetail
-from ..widgets.chunk_table import ChunkTable
 from ..widgets.docs_tree import DocsTreeView
 from ..widgets.histogram import TokenHistogram
 from ..widgets.key_bar import KeyBar
 from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
+
+if TYPE_CHECKING:
+    from ..widgets.chunk_table import ChunkTable
 
 #: Seconds between checks of the files' modification times.
 POLL_SECONDS = 1.0
@@ -166,6 +167,9 @@ class ExplorerScreen(Screen):
 
     async def _after_first_frame(self) -> None:
         """Mount the side panes, then let the first cut start (it waits for this: see `rechunk_file`)."""
+        from ..widgets.chunk_detail import ChunkDetail  # imported here too: not needed for the first frame
+        from ..widgets.chunk_table import ChunkTable
+
         table = ChunkTable(id="chunks").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
         detail = ChunkDetail(self.config, id="detail").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
         table.border_title = "chunks"
@@ -384,8 +388,8 @@ class ExplorerScreen(Screen):
         if event.path != self.current_path:
             self.open_file(event.path, from_tree=True)
 
-    @on(ChunkTable.ChunkHighlighted)
-    def _row_highlighted(self, event: ChunkTable.ChunkHighlighted) -> None:
+    def on_chunk_table_chunk_highlighted(self, event: "ChunkTable.ChunkHighlighted") -> None:
+        """A row of the chunk table was highlighted (by keys or the mouse): select that chunk."""
         if self.selected == event.index:
             return  # the cursor following a selection made elsewhere: leave the source where it is
         self.selected = event.index

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import RichLog
 
-from ...cli.common import visible
+from ...safe_text import visible
 from ...config import Config
 from ..session import FileResult, chunk_citation, chunk_link
 

@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
-from ...cli.common import visible
+from ...safe_text import visible
 from ..session import FileResult
 
 COLUMNS = (("#", "index"), ("tok", "tokens"), ("emb", "embed"), ("words", "words"), ("heading", "heading"),

@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ...cli.common import visible
+from ...safe_text import visible
 from ...docs import DocsTree
 from ..session import TreeResult
 

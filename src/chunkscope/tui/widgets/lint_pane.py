@@ -15,7 +15,7 @@ from textual.reactive import reactive
 from textual.widgets import Checkbox, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from ...cli.common import visible
+from ...safe_text import visible
 from ..session import TreeResult, lint_module
 
 SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5c07b")}

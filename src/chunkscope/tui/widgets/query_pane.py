@@ -19,7 +19,7 @@ from textual.widgets import Checkbox, Input, Label, OptionList, ProgressBar, Sta
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...cli.common import snippet, visible
+from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
 from ..search import Answer, Expected, SearchSession, retrieval_available
 

@@ -1,0 +1,45 @@
+"""Document text made safe for a terminal: control characters shown as pictures or escapes, never executed.
+
+Shared by the command line and the app (which must not import the CLI's argument handling to get it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# Control characters are shown as Unicode control pictures (or escapes), never written raw: a document holding
+# an ESC or OSC sequence must not drive the user's terminal. Bidi overrides could reorder what is shown.
+_CONTROL_MAP = {c: chr(0x2400 + c) for c in range(0x20)}
+_CONTROL_MAP[0x7F] = "\u2421"
+for _c in range(0x80, 0xA0):
+    _CONTROL_MAP[_c] = f"\\x{_c:02x}"
+for _c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C):
+    _CONTROL_MAP[_c] = f"\\u{_c:04x}"
+_MULTILINE_MAP = dict(_CONTROL_MAP)
+_MULTILINE_MAP[0x0A] = "\n"
+_MULTILINE_MAP[0x09] = "\t"
+_ONELINE_MAP = dict(_CONTROL_MAP)
+_ONELINE_MAP[0x0A] = "\u21b5"
+_ONELINE_MAP[0x09] = "\u2192"
+
+
+def visible(text: str, *, oneline: bool = False) -> str:
+    """Document text made safe for a terminal: every control character shown, none executed."""
+    return text.translate(_ONELINE_MAP if oneline else _MULTILINE_MAP)
+
+
+def snippet(text: str, width: int = 80) -> str:
+    """A one-line preview of a chunk, whitespace folded, safe for a terminal."""
+    flat = " ".join(text.split())
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    return visible(flat, oneline=True)
+
+
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def json_line(obj: Any) -> str:
+    """One JSON line; C1 controls and bidi overrides escaped too (json leaves them raw, terminals obey them)."""
+    return json.dumps(obj, ensure_ascii=False, default=str).translate(_JSON_ESCAPES)
