@@ -341,7 +341,10 @@ class _DocLint:
     def __init__(self, doc: "Document", chunks: Sequence[Chunk], strategy: Strategy, settings: LintSettings) -> None:
         self.doc = doc
         self.text = doc.text
-        self.st: Structure = doc.structure
+        # Line numbers come from the outline (the same line table as the parse); the parse itself is made only
+        # when a rule that reads blocks runs, so `--select` without them lints a size-only strategy's chunks
+        # without parsing the Markdown.
+        self.lines = doc.cache.get("structure") or doc.outline
         self.chunks = chunks
         self.strategy = strategy
         self.settings = settings
@@ -397,9 +400,14 @@ class _DocLint:
             end -= 1
         return start, end
 
+    @property
+    def st(self) -> "Structure":
+        """The document's block structure (parsed on first use)."""
+        return self.doc.structure
+
     def position(self, offset: int) -> tuple[int, int]:
-        line = self.st.line_of(offset)
-        return line, offset - self.st.line_starts[line - 1] + 1
+        line = self.lines.line_of(offset)
+        return line, offset - self.lines.line_starts[line - 1] + 1
 
     def cut_inside(self, start: int, end: int) -> tuple[int, int] | None:
         """Where ``[start, end)`` is split between chunks: (boundary offset, list position of the chunk ending there).
@@ -471,7 +479,7 @@ class _DocLint:
             c = self.chunks[pos]
             ci = c.index
             at = self.first_content(boundary, be)
-            key = (rule, self.st.line_of(at))
+            key = (rule, self.lines.line_of(at))
             if key in seen:
                 continue
             lines = f"lines {b.start_line}-{b.end_line}"
@@ -487,7 +495,7 @@ class _DocLint:
                 msg = f"chunk {ci} ends inside {what} at {lines}; the rest continues in the next chunk"
                 msg += self._size_note(c, bs, be)
             elif rule == "split-table":
-                msg = (f"chunk {ci} ends inside the table at {lines}: the rows from line {self.st.line_of(at)} on "
+                msg = (f"chunk {ci} ends inside the table at {lines}: the rows from line {self.lines.line_of(at)} on "
                        f"lose the header row" + self._size_note(c, bs, be))
             else:
                 kind = b.info.split(None, 1)[0] if b.info else ""
@@ -538,7 +546,7 @@ class _DocLint:
                 out.append(self.finding(
                     "split-equation", ms,
                     f"the equation at lines {m.start_line}-{m.end_line} is not in one chunk with the {part} "
-                    f"(line {self.st.line_of(lo if step < 0 else ps)})", self.chunks[cut[1]].index))
+                    f"(line {self.lines.line_of(lo if step < 0 else ps)})", self.chunks[cut[1]].index))
                 break  # one finding per equation
         return out
 
@@ -597,7 +605,7 @@ class _DocLint:
             where = self._doc_offset(c, off)
             if where is not None:
                 lost = max(0.0, min(1.0, (c.end - where) / max(1, c.end - c.start)))
-                msg += f", so the text from line {self.st.line_of(where)} on ({lost:.0%} of the chunk) is not embedded"
+                msg += f", so the text from line {self.lines.line_of(where)} on ({lost:.0%} of the chunk) is not embedded"
             else:
                 msg += ", so the end of its embed text is not embedded"
             out.append(self.chunk_finding("embed-truncation", c, msg))
