@@ -450,9 +450,11 @@ def _token_byte_lengths(name: str):
     import numpy as np
 
     enc = tiktoken_encoding(name)
+    ranks = enc._mergeable_ranks  # noqa: SLF001 - the rank table is the source of truth
     lengths = np.zeros(enc.n_vocab, dtype=np.int64)
-    for tok_bytes, rank in enc._mergeable_ranks.items():  # noqa: SLF001 - the rank table is the source of truth
-        lengths[rank] = len(tok_bytes)
+    # Whole arrays, not 100k numpy item assignments (a fifth of the time): this runs in every process.
+    lengths[np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))] = np.fromiter(
+        map(len, ranks), dtype=np.int64, count=len(ranks))
     return lengths
 
 
