@@ -168,7 +168,7 @@ async def test_changing_chunk_size_in_the_editor_changes_the_boundaries():
         await pilot.press(*"abc")
         await pilot.pause()
         assert box.has_class("-invalid")
-        assert "chunk_size must be a integer" in str(ex.query_one("#param-status").render()) or \
+        assert "chunk_size must be an integer" in str(ex.query_one("#param-status").render()) or \
             "chunk_size" in str(ex.query_one("#param-status").render())
         assert ex.result.chunks is after
         # Out of range (chunk_overlap >= chunk_size is the strategy's own check) is refused too.

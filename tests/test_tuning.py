@@ -438,7 +438,7 @@ def test_parse_grid_and_points():
     (["chunk_sise=256"], "--grid 'chunk_sise=256': recursive has no parameter 'chunk_sise' "
                          "(parameters: chunk_size, chunk_overlap, encoding, separators)"),
     (["chunk_size=256", "chunk_size=512"], "--grid 'chunk_size=512': chunk_size is given twice; list all its values in one --grid"),
-    (["chunk_size=big"], "--grid 'chunk_size=big': recursive: chunk_size must be a integer, got 'big'"),
+    (["chunk_size=big"], "--grid 'chunk_size=big': recursive: chunk_size must be an integer, got 'big'"),
     (["chunk_size=0"], "--grid 'chunk_size=0': recursive: chunk_size must be in 1..100000, got 0"),
     ([], "sweep needs at least one --grid NAME=VALUE,VALUE,..."),
 ])

@@ -142,7 +142,8 @@ class Param:
             if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
                 raise TypeError
         except (TypeError, ValueError):
-            raise ParamError(f"{where}{self.name} must be a {want}, got {value!r}") from None
+            article = "an" if want[:1] in "aeiou" else "a"
+            raise ParamError(f"{where}{self.name} must be {article} {want}, got {value!r}") from None
         if self.choices and value not in self.choices:
             raise ParamError(f"{where}{self.name} must be {self.range_text()}, got {value!r}")
         if isinstance(value, (int, float)) and not isinstance(value, bool):
