@@ -5,10 +5,10 @@
 * T: one ``encode_ordinary`` pass over every file (encoding already loaded), best of 3; wall clock and CPU time.
 * P: one plain markdown-it-py parse of every file (CommonMark + tables), best of 3.
 * LangChain: seed 004's ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` over every file (reference).
-* Each registered strategy runs in FRESH processes (best of 5) that import chunkscope and load the tokenizer and
-  the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` (each file handed to the
-  background encoder as soon as it is read) + ``chunk_documents`` over a corpus that process has never seen. The
-  tree is tokenized on a background thread (tiktoken releases the GIL) while the Markdown is scanned and chunked, so wall time can be below the sum of the work: both the wall clock
+* Each registered strategy runs in FRESH processes (best of 3) that import chunkscope and load the tokenizer and
+  the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` + ``chunk_documents`` over
+  a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the GIL)
+  while the Markdown is scanned and chunked, so wall time can be below the sum of the work: both the wall clock
   and the process's CPU time (all threads) are printed, each against T measured the same way.
 * A second set of fresh processes forces the phases one after another (load, encode + token offsets, structure,
   the rest of chunking) to show where the time goes. The size-only strategies (recursive, fixed) never parse:
@@ -54,9 +54,7 @@ if tok_name in tokens.TIKTOKEN_NAMES:
 _parser()
 w0, c0 = time.perf_counter(), time.process_time()
 if mode == "real":
-    pre = tokens.Preparer(tok_name)  # as `chunkscope chunk` does: files start encoding as soon as they are read
-    docs = load_docs(corpus, on_document=pre.add).documents
-    pre.flush()
+    docs = load_docs(corpus).documents
     n = sum(len(cd.chunks) for cd in chunk_documents(docs, strategy))
     w1, c1 = time.perf_counter(), time.process_time()
     print(json.dumps({"total": w1 - w0, "cpu": c1 - c0, "chunks": n, "docs": len(docs)}))

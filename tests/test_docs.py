@@ -122,21 +122,3 @@ def test_corpus_loads_without_problems(corpus: Path) -> None:
     for d in tree.documents:
         assert d.source is not None and d.source.read_bytes().decode("utf-8").lstrip("\ufeff") == d.text
 
-
-def test_on_document_sees_every_document_in_order_as_it_is_read(sample_docs):
-    """The CLI hands each file to the background tokenizer as soon as it is read: same documents, same order."""
-    from chunkscope.tokens import Preparer, get_tokenizer, token_offsets
-
-    seen = []
-    pre = Preparer("cl100k_base")
-
-    def started(doc):
-        seen.append(doc)
-        pre.add(doc)
-
-    tree = load_docs(sample_docs, on_document=started)
-    pre.flush()
-    assert seen == tree.documents and len(seen) > 1
-    tok = get_tokenizer("cl100k_base")
-    for d in tree.documents:  # the streamed batches give each document exactly its own token offsets
-        assert list(tok.counter(d).starts) == list(token_offsets("cl100k_base", d.text))

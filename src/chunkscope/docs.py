@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 
 DOC_SUFFIXES = (".md", ".mdx")
@@ -296,12 +296,8 @@ def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[P
     return files, problems
 
 
-def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
-              on_document: Callable[["Document"], None] | None = None) -> DocsTree:
+def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:
     """Load a docs tree (a folder, read recursively) or a single Markdown/MDX file.
-
-    ``on_document`` is called with each document as soon as it is read, in order (the CLI starts tokenizing
-    the first files while the rest are still being read: see `chunkscope.tokens.Preparer`).
 
     Raises:
         DocsError: the path does not exist or is not a Markdown file or folder. Problems with single files
@@ -314,8 +310,6 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
         if not p.name.lower().endswith(DOC_SUFFIXES):
             raise DocsError(f"{path}: not a Markdown file (.md or .mdx)")
         doc, problems = read_document(p, p.name, max_bytes)
-        if doc is not None and on_document is not None:
-            on_document(doc)
         return DocsTree(root=p.parent, documents=[doc] if doc else [], problems=problems, single_file=True)
     if not p.is_dir():
         raise DocsError(f"{path}: not a file or folder")
@@ -326,8 +320,6 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
         problems.extend(probs)
         if doc is not None:
             docs.append(doc)
-            if on_document is not None:
-                on_document(doc)
     return DocsTree(root=p, documents=docs, problems=problems)
 
 

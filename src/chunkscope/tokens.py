@@ -821,51 +821,34 @@ _ENCODER = _BackgroundEncoder()
 _BATCH_CHARS = 1 << 17
 
 
-class Preparer:
-    """Hands documents to the background encoder in batches as they arrive (`prepare` for a whole list).
-
-    ``add`` each document (in order), then ``flush``. For a name that is not a tiktoken encoding it does nothing.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.active = name in TIKTOKEN_NAMES
-        self._batch: list["Document"] = []
-        self._size = 0
-        if self.active:
-            get_tokenizer(name)  # the encoding loads here, once, not in the worker
-            _token_byte_lengths(name)
-
-    def add(self, doc: "Document") -> None:
-        name = self.name
-        if not self.active or not doc.text or ("counter", name) in doc.cache or ("offsets", name) in doc.cache:
-            return
-        batch = self._batch
-        if batch and (self._size + len(doc.text) > _BATCH_CHARS
-                      or not is_clean_cut(batch[-1].text[-1] + doc.text[0], 1)):
-            self.flush()
-        batch.append(doc)
-        self._size += len(doc.text)
-
-    def flush(self) -> None:
-        """Submit what has been added since the last flush."""
-        if not self._batch:
-            return
-        b = _Batch(self.name, [d.text for d in self._batch])
-        for i, d in enumerate(self._batch):
-            d.cache[("offsets", self.name)] = _PendingOffsets(b, i)
-        _ENCODER.submit(b)
-        self._batch = []
-        self._size = 0
-
-
 def prepare(docs: Iterable["Document"], name: str) -> None:
     """Start tokenizing many documents in the background, in order; their counters pick the results up.
 
     Returns at once. A document whose counter is asked for before its batch is done waits for it (or, with
     ``prepare`` never called, is encoded on the spot).
     """
-    p = Preparer(name)
+    if name not in TIKTOKEN_NAMES:
+        return
+    get_tokenizer(name)  # the encoding loads here, once, not in the worker
+    _token_byte_lengths(name)
+    key = ("offsets", name)
+    batch: list["Document"] = []
+    size = 0
+
+    def flush() -> None:
+        if batch:
+            b = _Batch(name, [d.text for d in batch])
+            for i, d in enumerate(batch):
+                d.cache[key] = _PendingOffsets(b, i)
+            _ENCODER.submit(b)
+            batch.clear()
+
     for d in docs:
-        p.add(d)
-    p.flush()
+        if ("counter", name) in d.cache or key in d.cache or not d.text:
+            continue
+        if batch and (size + len(d.text) > _BATCH_CHARS or not is_clean_cut(batch[-1].text[-1] + d.text[0], 1)):
+            flush()
+            size = 0
+        batch.append(d)
+        size += len(d.text)
+    flush()

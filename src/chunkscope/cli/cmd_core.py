@@ -98,7 +98,7 @@ def chunk_tree(tree: DocsTree, resolved: ResolvedStrategy, cfg=None, lint: bool 
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
-    ctx = load_context(args, tokenize=True)
+    ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)[0]
     results = chunk_tree(ctx.tree, resolved, ctx.config, lint=not args.no_lint)
     chunks = [c for r in results for c in r.chunks]
@@ -262,7 +262,7 @@ def histogram_lines(counts: list[int], limit: int | None, width: int = 40, bins:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    ctx = load_context(args, tokenize=True)
+    ctx = load_context(args)
     dim = embed_dim(ctx.config.embed_model)
     all_stats = []
     for resolved in strategies_from_args(args, ctx.config):

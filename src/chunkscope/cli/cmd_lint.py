@@ -56,7 +56,7 @@ def display_paths(args: argparse.Namespace, tree) -> Callable[[str], str]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    ctx = load_context(args, tokenize=True)
+    ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)[0]
     lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the (longer) chunking
     results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)

@@ -45,31 +45,10 @@ class Context:
     tree: DocsTree
 
 
-def load_context(args: argparse.Namespace, *, report_problems: bool = True, tokenize: bool = False) -> Context:
-    """Config + docs tree; per-file problems go to stderr as ``path: code: message`` and work goes on.
-
-    ``tokenize``: the command chunks with the strategies of ``--strategy``; their tokenizers start encoding
-    each file in the background as soon as it is read (a bad strategy or parameter is reported by the command).
-    """
+def load_context(args: argparse.Namespace, *, report_problems: bool = True) -> Context:
+    """Config + docs tree; per-file problems go to stderr as ``path: code: message`` and work goes on."""
     cfg = load_config(args.docs, getattr(args, "config", None))
-    preparers = []
-    if tokenize:
-        try:
-            names = {r.strategy.length_tokenizer for r in strategies_from_args(args, cfg)}
-        except Exception:  # noqa: BLE001 - only a head start; the command reports the problem itself
-            names = set()
-        from ..tokens import Preparer
-
-        preparers = [Preparer(n) for n in sorted(names)]
-
-    def started(doc) -> None:
-        for p in preparers:
-            p.add(doc)
-
-    tree = load_docs(args.docs, ignore=cfg.ignore, max_bytes=cfg.max_file_bytes,
-                     on_document=started if preparers else None)
-    for p in preparers:
-        p.flush()
+    tree = load_docs(args.docs, ignore=cfg.ignore, max_bytes=cfg.max_file_bytes)
     if report_problems:
         print_problems(tree)
     return Context(cfg, tree)
