@@ -36,3 +36,24 @@ def corpus() -> Path:
 @pytest.fixture(scope="session")
 def sample_docs() -> Path:
     return SAMPLE_DOCS
+
+
+#: Three short documents on unrelated topics: a question about one must retrieve that one first.
+TOPIC_DOCS = {
+    "baking.md": "# Baking bread\n\nKnead the dough for ten minutes, let it rise until doubled, then bake the loaf at "
+                 "220 degrees until the crust is golden brown.\n",
+    "sailing.md": "# Sailing\n\nTo tack, push the tiller away, let the boom swing across the boat, and trim the jib "
+                  "sheet on the new side as the bow passes through the wind.\n",
+    "taxes.md": "# Filing taxes\n\nKeep every receipt, report your income from each employer, and file the return "
+                "before the April deadline to avoid a penalty.\n",
+}
+
+
+@pytest.fixture()
+def topic_docs(tmp_path: Path) -> Path:
+    """A docs folder holding `TOPIC_DOCS` (model-backed query tests)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in TOPIC_DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    return docs

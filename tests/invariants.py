@@ -18,3 +18,11 @@ def assert_trimmed_slices_cover_body(d, chunks) -> None:
             assert c.start > chunks[i - 1].start and c.end >= chunks[i - 1].end
     missing = [j for j in range(d.body_start, len(text)) if not covered[j] and not text[j].isspace()]
     assert not missing, f"uncovered text at {missing[:5]}: {text[missing[0]:missing[0] + 30]!r}"
+
+
+def assert_deterministic(make_strategy, make_doc, chunks) -> None:
+    """A fresh strategy on a fresh copy of the document cuts the same chunks, with the same metadata and warnings
+    (nothing depends on caches, dict order or earlier runs)."""
+    again = make_strategy().chunk(make_doc())
+    assert [(c.start, c.end, c.metadata, c.warnings) for c in again] == \
+        [(c.start, c.end, c.metadata, c.warnings) for c in chunks]

@@ -458,19 +458,9 @@ def test_torch_is_not_imported_before_the_first_query(tmp_path):
 
 
 @pytest.mark.model
-async def test_query_returns_the_expected_chunk_first(tmp_path, monkeypatch):
+async def test_query_returns_the_expected_chunk_first(tmp_path, monkeypatch, topic_docs):
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "baking.md").write_text(
-        "# Baking bread\n\nKnead the dough for ten minutes, let it rise until doubled, then bake the loaf at "
-        "220 degrees until the crust is golden brown.\n", encoding="utf-8")
-    (docs / "sailing.md").write_text(
-        "# Sailing\n\nTo tack, push the tiller away, let the boom swing across the boat, and trim the jib sheet "
-        "on the new side as the bow passes through the wind.\n", encoding="utf-8")
-    (docs / "taxes.md").write_text(
-        "# Filing taxes\n\nKeep every receipt, report your income from each employer, and file the return "
-        "before the April deadline to avoid a penalty.\n", encoding="utf-8")
+    docs = topic_docs
     cfg = parse_config({"query": {"k": 3, "threshold": 0.2}})
     app = make_app(docs, config=cfg)
     async with app.run_test(size=SIZE) as pilot:

@@ -177,16 +177,9 @@ async def test_emptying_the_box_clears_the_results_and_searches_nothing(monkeypa
 
 
 @pytest.mark.model
-async def test_typing_after_the_first_query_shows_real_results_without_enter(tmp_path, monkeypatch):
+async def test_typing_after_the_first_query_shows_real_results_without_enter(tmp_path, monkeypatch, topic_docs):
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "baking.md").write_text(
-        "# Baking bread\n\nKnead the dough for ten minutes, let it rise until doubled, then bake the loaf at "
-        "220 degrees until the crust is golden brown.\n", encoding="utf-8")
-    (docs / "sailing.md").write_text(
-        "# Sailing\n\nTo tack, push the tiller away, let the boom swing across the boat, and trim the jib sheet "
-        "on the new side as the bow passes through the wind.\n", encoding="utf-8")
+    docs = topic_docs
     app = make_app(docs, config=parse_config({"query": {"k": 2, "threshold": 0.2}}))
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
@@ -207,21 +200,28 @@ async def test_typing_after_the_first_query_shows_real_results_without_enter(tmp
 # --- the lint pane's filter -----------------------------------------------------------------------------------
 
 
+async def open_lint_pane(pilot, app: ChunkscopeApp):
+    """Press ``l`` and wait until the pane lists every finding of the tree with its list focused."""
+    ex = app.explorer
+    report = ex.tree_result.lint
+    await pilot.press("l")
+    pane = ex.query_one("#lint-pane")
+    findings = ex.query_one("#findings", OptionList)
+    await wait_for(pilot, lambda: findings.option_count == len(report.findings) and findings.has_focus,
+                   what="the lint pane")
+    return pane, findings
+
+
 async def test_lint_filter_narrows_the_list_to_one_rule_and_enter_jumps_within_it():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
-        ex = app.explorer
-        report = ex.tree_result.lint
+        ex, report = app.explorer, app.explorer.tree_result.lint
         if report is None:
             pytest.skip("lint is not available in this build")
         by_rule = Counter(f.rule for f in report.findings)
         assert len(by_rule) > 1, "sample_docs should give findings of several rules with the default strategy"
-        await pilot.press("l")
-        pane = ex.query_one("#lint-pane")
-        findings = ex.query_one("#findings", OptionList)
-        await wait_for(pilot, lambda: findings.option_count == len(report.findings) and findings.has_focus,
-                       what="the lint pane")
+        pane, findings = await open_lint_pane(pilot, app)
         select = pane.query_one("#lint-rule", Select)
         labels = [str(prompt) for prompt, _ in select._options]  # noqa: SLF001 - the choices a person sees
         assert f"all rules ({len(report.findings)})" in labels
@@ -258,15 +258,10 @@ async def test_lint_errors_only_hides_warnings_and_recounts_the_rules():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
-        ex = app.explorer
-        report = ex.tree_result.lint
+        ex, report = app.explorer, app.explorer.tree_result.lint
         if report is None:
             pytest.skip("lint is not available in this build")
-        await pilot.press("l")
-        pane = ex.query_one("#lint-pane")
-        findings = ex.query_one("#findings", OptionList)
-        await wait_for(pilot, lambda: findings.option_count == len(report.findings) and findings.has_focus,
-                       what="the lint pane")
+        pane, findings = await open_lint_pane(pilot, app)
         errors = [f for f in report.findings if f.severity == "error"]
         await pilot.press("E")
         await wait_for(pilot, lambda: pane.errors_only, what="errors only")
