@@ -731,9 +731,9 @@ class _Batch:
         self.future: Future | None = None
 
     def encode(self):
-        """The batch's tokens and where each document's start (runs on the encoder thread: only the encoding
-        and a few whole-array steps, so it rarely needs the GIL; each document's offsets are made when its
-        counter is)."""
+        """The batch's tokens and the token index where each document starts (runs on the encoder thread: only
+        the encoding and a few whole-array steps, so it rarely needs the GIL; each document's offsets are made
+        when its counter is)."""
         import numpy as np
 
         toks = encode_array(self.name, "".join(self.texts))
