@@ -27,6 +27,7 @@ from chunkscope.tui.screens.help import HelpScreen  # noqa: E402
 from chunkscope.tui.widgets.chunk_table import ChunkTable  # noqa: E402
 from chunkscope.tui.widgets.docs_tree import DocsTreeView  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
+from tests.pilot import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -45,17 +46,6 @@ def make_app(docs: Path = SAMPLE, config: Config | None = None, strategy: str | 
     cfg = config or load_config(docs)
     tree = load_docs(docs, ignore=cfg.ignore)
     return ChunkscopeApp(tree, cfg, resolve_strategy(cfg, strategy, params or None))
-
-
-async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:
-    """Let the app run until ``cond()`` holds (workers finish in threads, results arrive as messages)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await pilot.pause(0.02)
-        if cond():
-            await pilot.pause()
-            return
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def explorer(app: ChunkscopeApp) -> ExplorerScreen:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from textual.widgets import DataTable, Static  # noqa: E402
 from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.evaluation import SWEEP_HINT, EvaluationScreen, evaluation_strategies  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
+from tests.pilot import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -68,16 +68,6 @@ def tiny_docs(tmp_path: Path) -> Path:
 def make_app(docs: Path, config: Config) -> ChunkscopeApp:
     tree = load_docs(docs, ignore=config.ignore)
     return ChunkscopeApp(tree, config, resolve_strategy(config, None))
-
-
-async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await pilot.pause(0.05)
-        if cond():
-            await pilot.pause()
-            return
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_strategies_are_the_current_one_then_each_distinct_preset():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +22,7 @@ from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.search import Answer  # noqa: E402
 from chunkscope.tui.session import available_strategies  # noqa: E402
 from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
+from tests.pilot import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -39,17 +39,6 @@ def anyio_backend() -> str:
 def make_app(docs: Path = SAMPLE, config: Config | None = None) -> ChunkscopeApp:
     cfg = config or load_config(docs)
     return ChunkscopeApp(load_docs(docs, ignore=cfg.ignore), cfg, resolve_strategy(cfg))
-
-
-async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:
-    """Let the app run until ``cond()`` holds (workers finish in threads, results arrive as messages)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await pilot.pause(0.02)
-        if cond():
-            await pilot.pause()
-            return
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def ready(pilot, app: ChunkscopeApp) -> None:
@@ -258,7 +247,7 @@ async def test_lint_errors_only_hides_warnings_and_recounts_the_rules():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
-        ex, report = app.explorer, app.explorer.tree_result.lint
+        report = app.explorer.tree_result.lint
         if report is None:
             pytest.skip("lint is not available in this build")
         pane, findings = await open_lint_pane(pilot, app)

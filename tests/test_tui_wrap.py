@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.compare import CompareScreen  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
+from tests.pilot import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -48,16 +48,6 @@ def make_app(docs: Path, config: Config | None = None) -> ChunkscopeApp:
     # Small windows without overlap: chunk boundaries fall inside the long lines, each text in one chunk.
     resolved = resolve_strategy(cfg, "fixed", {"chunk_size": 40, "chunk_overlap": 0})
     return ChunkscopeApp(load_docs(docs), cfg, resolved)
-
-
-async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await pilot.pause(0.02)
-        if cond():
-            await pilot.pause()
-            return
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def opened(pilot, app: ChunkscopeApp) -> tuple[ExplorerScreen, SourceView]:
