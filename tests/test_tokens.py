@@ -57,6 +57,20 @@ def test_slice_count_is_exact(name: str, text: str, data: st.DataObject) -> None
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@given(text=texts, data=st.data())
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_piece_counts_are_exact(name: str, text: str, data: st.DataObject) -> None:
+    """The splitters' bulk count (`count` inlined over contiguous pieces) against a fresh encode of each piece."""
+    doc, _ = decode_document(text.encode(), "x.md")
+    tok = get_tokenizer(name)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    bounds = sorted({0, len(text), *cuts})
+    got = tok.counter(doc).piece_counts(bounds)
+    want = [len(tok.encoding.encode_ordinary(text[a:b])) for a, b in zip(bounds, bounds[1:])]
+    assert got == want, bounds
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 @given(text=texts)
 @settings(max_examples=400, deadline=None)
 def test_clean_cuts_split_every_text_without_changing_its_tokens(name: str, text: str) -> None:
@@ -98,6 +112,9 @@ def test_corpus_slices_exact(corpus) -> None:
             a = rng.randrange(len(d.text))
             b = min(len(d.text), a + rng.choice([10, 80, 600, 4000]))
             assert c.count(a, b) == tok.count(d.text[a:b]), (d.path, a, b)
+        # The bulk count over the document's paragraphs, as the recursive splitter asks for it.
+        bounds = sorted({0, len(d.text), *(i for i in range(len(d.text)) if d.text.startswith("\n\n", i))})
+        assert c.piece_counts(bounds) == [tok.count(d.text[a:b]) for a, b in zip(bounds, bounds[1:])], d.path
 
 
 def test_words_and_wordpieces() -> None:
@@ -175,3 +192,70 @@ def test_prepared_corpus_offsets_match_fresh_encodes(corpus) -> None:
     tok = get_tokenizer("o200k_base")
     for d in docs:
         assert list(tok.counter(d).starts) == list(token_offsets("o200k_base", d.text)), d.path
+
+
+_NUMPY_PROBE = r"""
+import os, sys
+seen = []
+
+class Probe:
+    # Records the environment at the moment numpy is imported (OpenBLAS reads it then), imports nothing itself.
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+        return None
+
+sys.meta_path.insert(0, Probe())
+from chunkscope.numpy_import import numpy
+np = numpy()
+assert np is sys.modules["numpy"] and numpy() is np
+print(seen[0], os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+"""
+
+
+@pytest.mark.parametrize("user_value, expected", [(None, "4 None"), ("20", "20 20")])
+def test_numpy_is_imported_with_a_short_blas_poll_and_the_environment_restored(user_value, expected) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")}
+    if user_value is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = user_value  # the user's choice is never overridden
+    out = subprocess.run([sys.executable, "-c", _NUMPY_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == expected.split()
+
+
+def test_quick_gil_handoff_nests_and_restores_the_switch_interval() -> None:
+    from chunkscope.tokens import quick_gil_handoff
+
+    before = sys.getswitchinterval()
+    with quick_gil_handoff():
+        inside = sys.getswitchinterval()
+        with quick_gil_handoff():
+            assert sys.getswitchinterval() == inside
+        assert sys.getswitchinterval() == inside  # the inner exit leaves the outer run's interval alone
+    assert inside < before
+    assert sys.getswitchinterval() == before
+
+
+def test_encoder_thread_makes_the_first_search_of_a_new_encoding() -> None:
+    """tiktoken's regex keeps its fast path for the first thread that searches with it: that must be the thread
+    that does the bulk encodes (see `tiktoken_encoding`)."""
+    import threading
+
+    from chunkscope import tokens
+
+    seen: list[str] = []
+    original = tokens._encode_buffer
+
+    def spy(enc, text):
+        seen.append(threading.current_thread().name)
+        return original(enc, text)
+
+    tokens.tiktoken_encoding.cache_clear()
+    try:
+        tokens._encode_buffer = spy
+        tokens.tiktoken_encoding("cl100k_base")
+    finally:
+        tokens._encode_buffer = original
+        tokens.tiktoken_encoding.cache_clear()
+    assert seen == ["chunkscope-encoder"]

@@ -398,22 +398,24 @@ def chunk_documents(docs: Sequence["Document"], strategy: Strategy) -> list[Chun
     """Chunk many documents; one document's failure is recorded on it and never stops the rest.
 
     The tree is tokenized on a background thread (tiktoken releases the GIL) while this thread builds what needs
-    no tokens (each document's outline or parse); then the documents are chunked in order.
+    no tokens (each document's outline or parse); then the documents are chunked in order. The switch interval is
+    short meanwhile, so the encoder thread gets the GIL back soon after each batch (`tokens.quick_gil_handoff`).
     """
-    from .tokens import TIKTOKEN_NAMES, prepare
+    from .tokens import TIKTOKEN_NAMES, prepare, quick_gil_handoff
 
-    if strategy.length_tokenizer in TIKTOKEN_NAMES:
-        prepare(docs, strategy.length_tokenizer)
+    with quick_gil_handoff():
+        if strategy.length_tokenizer in TIKTOKEN_NAMES:
+            prepare(docs, strategy.length_tokenizer)
+            for d in docs:
+                try:
+                    strategy.prefetch(d)
+                except Exception:  # noqa: BLE001 - only a head start; chunking the document reports its problem
+                    pass
+        out: list[ChunkedDoc] = []
         for d in docs:
             try:
-                strategy.prefetch(d)
-            except Exception:  # noqa: BLE001 - only a head start; chunking the document reports its problem
-                pass
-    out: list[ChunkedDoc] = []
-    for d in docs:
-        try:
-            out.append(ChunkedDoc(d, strategy.chunk(d)))
-        except (ParamError, ValueError, LookupError) as exc:
-            # Strategy-level problems specific to this text (a custom callable's output not found verbatim, …).
-            out.append(ChunkedDoc(d, [], f"{type(exc).__name__}: {exc}" if not isinstance(exc, ParamError) else str(exc)))
+                out.append(ChunkedDoc(d, strategy.chunk(d)))
+            except (ParamError, ValueError, LookupError) as exc:
+                # Strategy-level problems specific to this text (a custom callable's output not found verbatim, …).
+                out.append(ChunkedDoc(d, [], f"{type(exc).__name__}: {exc}" if not isinstance(exc, ParamError) else str(exc)))
     return out

@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-import numpy as np
-
+from .numpy_import import numpy
 from .tokens import DEFAULT_EMBED_MODEL, TokenizerError, cache_home, model_max_seq_length, resolve_model_dir
 
+np = numpy()  # with OpenBLAS's workers told not to busy-wait (see numpy_import)
 log = logging.getLogger(__name__)
 
 #: Bump when the cache table changes shape; an older file is then moved aside and rebuilt.

@@ -23,7 +23,11 @@ ends are themselves clean cuts costs no encoding at all. ``SliceCounter.count`` 
 it with a fresh encode on generated text and on the corpus).
 
 The whole-document encodings themselves are made by `prepare` on a background thread (tiktoken releases the GIL
-while it encodes), so a tree is tokenized while its Markdown is scanned and its first documents are chunked.
+while it encodes), so a tree is tokenized while its Markdown is scanned and its first documents are chunked. Three
+things keep that thread at full speed, each measured on the Rust book: it makes the first search with each
+encoding's regex (whose fast path belongs to that first thread), the interpreter's switch interval is short while
+a tree is chunked (`quick_gil_handoff`), and numpy is imported without OpenBLAS's busy-waiting workers
+(`chunkscope.numpy_import`).
 """
 
 from __future__ import annotations
@@ -35,12 +39,16 @@ import os
 import queue
 import re
 import string
+import sys
 import threading
 from bisect import bisect_left, bisect_right
 from concurrent.futures import Future
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
+
+from .numpy_import import numpy
 
 if TYPE_CHECKING:
     from .docs import Document
@@ -131,7 +139,21 @@ def tiktoken_encoding(name: str):
     """The ``tiktoken.Encoding`` for ``name``, built offline once per process."""
     import tiktoken
 
-    return tiktoken.Encoding(**tiktoken_constructor_args(name))
+    enc = tiktoken.Encoding(**tiktoken_constructor_args(name))
+    # The regex inside tiktoken keeps a fast path for the first thread that searches with it (regex-automata's
+    # pool "owner"); every other thread takes a locked slow path, measured 40% slower over a whole corpus here.
+    # The bulk encodes run on the background encoder thread, so that thread makes the first searches, with both
+    # the ordinary and the special-token regex (``encode_to_tiktoken_buffer`` goes through the latter too).
+    _ENCODER.run(lambda: (enc.encode_ordinary("warm up"), _encode_buffer(enc, "warm up")))
+    return enc
+
+
+def _encode_buffer(enc, text: str):
+    """``encode_ordinary(text)`` through tiktoken's buffer interface (no Python int per token), or None when
+    this tiktoken has no such interface (< 0.6)."""
+    to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)  # noqa: SLF001
+    # ``encode`` with no special token allowed is ``encode_ordinary``: special-token text stays text.
+    return None if to_buffer is None else to_buffer(text, set())
 
 
 def populate_tiktoken_cache(cache_dir: str | os.PathLike[str]) -> None:
@@ -178,6 +200,10 @@ class SliceCounter:
         if n is None:
             n = self._memo[key] = self.tokenizer.count(self.text[start:end]) if end > start else 0
         return n
+
+    def piece_counts(self, bounds: list[int]) -> list[int]:
+        """`count` of every slice between consecutive ``bounds`` (contiguous pieces of the text)."""
+        return [self.count(a, b) for a, b in zip(bounds, bounds[1:])]
 
     def end_within(self, start: int, budget: int, limit: int | None = None) -> int:
         """The largest end such that ``count(start, end) <= budget`` (end at most ``limit``), by bisection."""
@@ -343,6 +369,73 @@ class TiktokenSliceCounter(SliceCounter):
         self._memo[key] = n
         return n
 
+    def piece_counts(self, bounds: list[int]) -> list[int]:
+        """`count` of every slice between consecutive ``bounds``, not memoised one by one (callers keep the list).
+
+        `count` inlined over a run of contiguous pieces: a splitter measures thousands of them per document, and
+        the calls, memo look-ups and bound methods cost as much as the arithmetic.
+        """
+        text, starts, edges = self.text, self.starts, self._edge_cache
+        n_text, n_starts = len(text), len(self.starts)
+        direct = self.DIRECT_BELOW
+        out: list[int] = []
+        a = bounds[0]
+        for b in bounds[1:]:
+            if b - a < direct:
+                out.append(self._edge(text[a:b]) if b > a else 0)
+                a = b
+                continue
+            # The first clean cut from a (see `_cut_from`).
+            left = -1
+            if a == 0:
+                left = 0
+            else:
+                for p in range(a, min(b, a + _NEAR)):
+                    if is_clean_cut(text, p):
+                        left = p
+                        break
+                else:
+                    p = text.find(" ", a + 1, b)
+                    while p != -1 and text[p - 1].isspace():
+                        p = text.find(" ", p + 1, b)
+                    left = p
+            # The last clean cut before b, not before left (see `_cut_until`).
+            right = -1
+            if left != -1:
+                if b == n_text:
+                    right = b
+                else:
+                    for p in range(b, max(left, b - _NEAR), -1):
+                        if is_clean_cut(text, p):
+                            right = p
+                            break
+                    else:
+                        p = text.rfind(" ", left + 1, b)
+                        while p > left and text[p - 1].isspace():
+                            p = text.rfind(" ", left + 1, p)
+                        right = p if p >= left else -1
+            li = ri = -1
+            if right != -1:
+                li = bisect_left(starts, left)
+                ri = bisect_left(starts, right, li)
+                if li >= n_starts or starts[li] != left or ri >= n_starts or starts[ri] != right:
+                    ri = -1
+            if ri == -1:
+                n = len(self._encode(text[a:b]))
+            else:
+                n = ri - li
+                if left > a:
+                    e = text[a:left]
+                    m = edges.get(e)
+                    n += m if m is not None else self._edge(e)
+                if b > right:
+                    e = text[right:b]
+                    m = edges.get(e)
+                    n += m if m is not None else self._edge(e)
+            out.append(n)
+            a = b
+        return out
+
     def end_within(self, start: int, budget: int, limit: int | None = None) -> int:
         """Largest end with ``count(start, end) <= budget``: a guess from token offsets, then exact checks."""
         limit = len(self.text) if limit is None else limit
@@ -429,7 +522,7 @@ def _bisect_chars(counter: SliceCounter, start: int, lo: int, hi: int, budget: i
 
 @lru_cache(maxsize=4)
 def _token_byte_lengths(name: str):
-    import numpy as np
+    np = numpy()
 
     enc = tiktoken_encoding(name)
     ranks = enc._mergeable_ranks  # noqa: SLF001 - the rank table is the source of truth
@@ -446,13 +539,13 @@ def encode_array(name: str, text: str):
     Asked for through tiktoken's buffer interface (``encode`` with no special token allowed is
     ``encode_ordinary``: special-token text stays text), which skips building a Python list of ints.
     """
-    import numpy as np
+    np = numpy()
 
     enc = tiktoken_encoding(name)
-    to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)  # noqa: SLF001 - tiktoken >= 0.6
-    if to_buffer is None:
+    buf = _encode_buffer(enc, text)
+    if buf is None:
         return np.asarray(enc.encode_ordinary(text), dtype=np.int64)
-    return np.frombuffer(to_buffer(text, set()), dtype=np.uint32)
+    return np.frombuffer(buf, dtype=np.uint32)
 
 
 def token_offsets(name: str, text: str, toks=None) -> "array[int]":
@@ -464,7 +557,7 @@ def token_offsets(name: str, text: str, toks=None) -> "array[int]":
     as on a list). Raises UnicodeEncodeError for text that is not valid Unicode (lone surrogates): the caller
     then counts by encoding every slice instead.
     """
-    import numpy as np
+    np = numpy()
 
     raw = text.encode("utf-8")
     if toks is None:
@@ -734,7 +827,7 @@ class _Batch:
         """The batch's tokens and the token index where each document starts (runs on the encoder thread: only
         the encoding and a few whole-array steps, so it rarely needs the GIL; each document's offsets are made
         when its counter is)."""
-        import numpy as np
+        np = numpy()
 
         toks = encode_array(self.name, "".join(self.texts))
         byte_ends = np.cumsum(_token_byte_lengths(self.name)[toks])
@@ -779,9 +872,22 @@ class _BackgroundEncoder:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def submit(self, batch: _Batch) -> None:
+    def submit(self, batch: "_Batch") -> None:
+        """Encode ``batch`` after those already submitted; its ``future`` gets the result."""
         batch.future = Future()
         self._jobs.put(batch)
+        self._ensure_thread()
+
+    def run(self, fn: Callable[[], Any]) -> Any:
+        """Call ``fn`` on the encoder thread, after the jobs already submitted, and return what it returns."""
+        if threading.current_thread() is self._thread:
+            return fn()
+        job = _Call(fn)
+        self._jobs.put(job)
+        self._ensure_thread()
+        return job.future.result()
+
+    def _ensure_thread(self) -> None:
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="chunkscope-encoder", daemon=True)
@@ -789,18 +895,57 @@ class _BackgroundEncoder:
 
     def _run(self) -> None:
         while True:
-            batch = self._jobs.get()
-            if not batch.future.set_running_or_notify_cancel():
+            job = self._jobs.get()
+            if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                batch.future.set_result(batch.encode())
+                job.future.set_result(job.encode())
             except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
-                batch.future.set_exception(exc)
+                job.future.set_exception(exc)
+
+
+class _Call:
+    """A function to run on the encoder thread (see `_BackgroundEncoder.run`)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.encode = fn
+        self.future: Future = Future()
 
 
 _ENCODER = _BackgroundEncoder()
 #: Text per batch: big enough that GIL requests are rare, small enough that chunking starts early.
 _BATCH_CHARS = 1 << 17
+
+
+#: The interpreter's thread switch interval while `quick_gil_handoff` is active (the default is 5 ms).
+_QUICK_SWITCH_INTERVAL = 0.0005
+_handoff_lock = threading.Lock()
+_handoff_depth = 0
+_handoff_saved = 0.0
+
+
+@contextmanager
+def quick_gil_handoff() -> Iterator[None]:
+    """Let the encoder thread have the GIL soon after it asks, for the duration of a chunking run.
+
+    Every time the encoder thread comes back from tiktoken (once per batch, and once to pick a batch up) it needs
+    the GIL, which the main thread, busy scanning Markdown, gives up only when the switch interval runs out: 5 ms
+    by default, measured as the main source of idle time on the encoder thread's critical path. Nested and
+    concurrent uses share one saved value: the last one out restores it.
+    """
+    global _handoff_depth, _handoff_saved
+    with _handoff_lock:
+        if _handoff_depth == 0:
+            _handoff_saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(_handoff_saved, _QUICK_SWITCH_INTERVAL))
+        _handoff_depth += 1
+    try:
+        yield
+    finally:
+        with _handoff_lock:
+            _handoff_depth -= 1
+            if _handoff_depth == 0:
+                sys.setswitchinterval(_handoff_saved)
 
 
 def prepare(docs: Iterable["Document"], name: str) -> None:

@@ -21,8 +21,9 @@ ranges into ``Document.text`` instead of strings:
 
 Because the sum of separately counted pieces is not the count of the joined text (tokens merge across piece
 edges), a merged chunk can be a token or so over ``chunk_size``; such chunks carry the ``oversize`` warning, as
-do unsplittable pieces. Counts come from the document's `SliceCounter`, which is exact and memoised in
-``doc.cache``, so re-chunking with new parameters re-uses every count already made.
+do unsplittable pieces. Counts come from the document's `SliceCounter` (exact), a whole run of pieces at a time;
+the pieces of each (range, separator) and their counts are kept in ``doc.cache``, so re-chunking with a new size or
+overlap re-uses every count already made.
 
 Headings (the ``heading`` metadata) and fenced code blocks (the ``split-fence`` warning) come from the document's
 `Outline`, so chunking never costs a full Markdown parse.
@@ -49,15 +50,18 @@ class RecursiveSplitter:
     of the chunk's size: the sum of its pieces' separate counts (or the piece's count for an unsplit piece).
     """
 
-    __slots__ = ("text", "size", "overlap", "separators", "count", "out")
+    __slots__ = ("text", "size", "overlap", "separators", "piece_counts", "memo", "out")
 
     def __init__(self, text: str, chunk_size: int, chunk_overlap: int, separators: Sequence[str],
-                 count: Callable[[int, int], int]) -> None:
+                 piece_counts: Callable[[list[int]], list[int]], memo: dict | None = None) -> None:
         self.text = text
         self.size = chunk_size
         self.overlap = chunk_overlap
         self.separators = tuple(separators)
-        self.count = count
+        self.piece_counts = piece_counts
+        # (start, end, separator) -> the pieces of that range and their counts. Neither depends on the size or
+        # the overlap, so a document re-chunked with new ones measures nothing again.
+        self.memo: dict[tuple[int, int, str], tuple[list[int], list[int]]] = {} if memo is None else memo
         self.out: list[tuple[int, int, int]] = []
 
     def split(self, start: int, end: int) -> list[tuple[int, int, int]]:
@@ -79,10 +83,14 @@ class RecursiveSplitter:
                 break
 
         size = self.size
-        count = self.count
+        key = (start, end, sep)
+        measured = self.memo.get(key)
+        if measured is None:
+            bounds = _piece_bounds(text, sep, start, end)
+            measured = self.memo[key] = (bounds, self.piece_counts(bounds))
+        bounds, counts = measured
         run: list[tuple[int, int, int]] = []  # good pieces waiting to be merged
-        for a, b in _pieces(text, sep, start, end):
-            n = count(a, b)
+        for a, b, n in zip(bounds, bounds[1:], counts):
             if n < size:
                 run.append((a, b, n))
                 continue
@@ -120,21 +128,20 @@ class RecursiveSplitter:
             self.out.append((a, b, total))
 
 
-def _pieces(text: str, sep: str, start: int, end: int):
-    """Contiguous pieces of ``[start, end)`` cut at the start of each match of ``sep`` (``""``: every char)."""
+def _piece_bounds(text: str, sep: str, start: int, end: int) -> list[int]:
+    """Where the contiguous pieces of ``[start, end)`` begin, cut at the start of each match of ``sep`` (``""``:
+    every character), then ``end``."""
     if not sep:
-        return ((i, i + 1) for i in range(start, end))
+        return list(range(start, end + 1))
     find = text.find
     step = len(sep)
-    out = []
-    prev = start
+    out = [start]
     f = find(sep, start, end)
     while f != -1:
-        if f > prev:
-            out.append((prev, f))
-            prev = f
+        if f > out[-1]:
+            out.append(f)
         f = find(sep, f + step, end)
-    out.append((prev, end))
+    out.append(end)
     return out
 
 
@@ -172,7 +179,9 @@ class RecursiveStrategy(Strategy):
         """The chunk ranges ``(start, end, summed piece count)`` for the whole text of ``doc``."""
         p = self.params
         counter = self.counter(doc)
-        splitter = RecursiveSplitter(doc.text, p["chunk_size"], p["chunk_overlap"], p["separators"], counter.count)
+        memo = doc.cache.setdefault(("recursive-pieces", self.length_tokenizer), {})
+        splitter = RecursiveSplitter(doc.text, p["chunk_size"], p["chunk_overlap"], p["separators"],
+                                     counter.piece_counts, memo)
         return splitter.split(0, len(doc.text))
 
     def spans(self, doc: "Document") -> list[Span]:
