@@ -351,90 +351,32 @@ class TiktokenSliceCounter(SliceCounter):
             return self._edge(self.text[start:end]) if end > start else 0
         key = (start, end)
         n = self._memo.get(key)
-        if n is not None:
-            return n
+        if n is None:
+            n = self._memo[key] = self._measure(start, end)
+        return n
+
+    def piece_counts(self, bounds: list[int]) -> list[int]:
+        """`count` of every slice between consecutive ``bounds``, without a memo entry per slice (the splitter
+        keeps the whole list): a splitter measures thousands of contiguous pieces per document."""
+        text, direct, measure, edge = self.text, self.DIRECT_BELOW, self._measure, self._edge
+        return [(measure(a, b) if b - a >= direct else edge(text[a:b]) if b > a else 0)
+                for a, b in zip(bounds, bounds[1:])]
+
+    def _measure(self, start: int, end: int) -> int:
+        """The count of ``[start, end)``: whole-document tokens between its outermost clean cuts, plus its edges."""
         text = self.text
         left = self._cut_from(start, end)
         right = self._cut_until(end, left) if left != -1 else -1
         li = self._token_index(left) if right != -1 else -1
         ri = self._token_index(right) if li != -1 else -1
         if ri == -1:  # no clean cut inside (or, which cannot happen, a cut that is no token start): encode
-            n = len(self._encode(text[start:end]))
-        else:
-            n = ri - li
-            if left > start:
-                n += self._edge(text[start:left])
-            if end > right:
-                n += self._edge(text[right:end])
-        self._memo[key] = n
+            return len(self._encode(text[start:end]))
+        n = ri - li
+        if left > start:
+            n += self._edge(text[start:left])
+        if end > right:
+            n += self._edge(text[right:end])
         return n
-
-    def piece_counts(self, bounds: list[int]) -> list[int]:
-        """`count` of every slice between consecutive ``bounds``, not memoised one by one (callers keep the list).
-
-        `count` inlined over a run of contiguous pieces: a splitter measures thousands of them per document, and
-        the calls, memo look-ups and bound methods cost as much as the arithmetic.
-        """
-        text, starts, edges = self.text, self.starts, self._edge_cache
-        n_text, n_starts = len(text), len(self.starts)
-        direct = self.DIRECT_BELOW
-        out: list[int] = []
-        a = bounds[0]
-        for b in bounds[1:]:
-            if b - a < direct:
-                out.append(self._edge(text[a:b]) if b > a else 0)
-                a = b
-                continue
-            # The first clean cut from a (see `_cut_from`).
-            left = -1
-            if a == 0:
-                left = 0
-            else:
-                for p in range(a, min(b, a + _NEAR)):
-                    if is_clean_cut(text, p):
-                        left = p
-                        break
-                else:
-                    p = text.find(" ", a + 1, b)
-                    while p != -1 and text[p - 1].isspace():
-                        p = text.find(" ", p + 1, b)
-                    left = p
-            # The last clean cut before b, not before left (see `_cut_until`).
-            right = -1
-            if left != -1:
-                if b == n_text:
-                    right = b
-                else:
-                    for p in range(b, max(left, b - _NEAR), -1):
-                        if is_clean_cut(text, p):
-                            right = p
-                            break
-                    else:
-                        p = text.rfind(" ", left + 1, b)
-                        while p > left and text[p - 1].isspace():
-                            p = text.rfind(" ", left + 1, p)
-                        right = p if p >= left else -1
-            li = ri = -1
-            if right != -1:
-                li = bisect_left(starts, left)
-                ri = bisect_left(starts, right, li)
-                if li >= n_starts or starts[li] != left or ri >= n_starts or starts[ri] != right:
-                    ri = -1
-            if ri == -1:
-                n = len(self._encode(text[a:b]))
-            else:
-                n = ri - li
-                if left > a:
-                    e = text[a:left]
-                    m = edges.get(e)
-                    n += m if m is not None else self._edge(e)
-                if b > right:
-                    e = text[right:b]
-                    m = edges.get(e)
-                    n += m if m is not None else self._edge(e)
-            out.append(n)
-            a = b
-        return out
 
     def end_within(self, start: int, budget: int, limit: int | None = None) -> int:
         """Largest end with ``count(start, end) <= budget``: a guess from token offsets, then exact checks."""
