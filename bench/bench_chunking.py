@@ -6,8 +6,8 @@
   this thread only, as any tiktoken user has it), least of 8 samples; wall clock and CPU time.
 * P: one plain markdown-it-py parse of every file (CommonMark + tables), best of 3.
 * LangChain: seed 004's ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` over every file (reference).
-* Each registered strategy runs in FRESH processes (best of 3) that import chunkscope and load the tokenizer and
-  the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` + ``chunk_documents`` over
+* Each registered strategy runs in FRESH processes (least of 8, in rounds interleaved across strategies) that
+  import chunkscope and load the tokenizer and the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` + ``chunk_documents`` over
   a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the GIL)
   while the Markdown is scanned and chunked, so wall time can be below the sum of the work: both the wall clock
   and the process's CPU time (all threads) are printed, each against T measured the same way.
@@ -34,6 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 SIZE_ONLY = ("recursive", "fixed")
 STRUCTURE_AWARE = ("section-sentence", "header-window", "section", "content-type")
+#: Fresh-process samples per strategy (as many as T's), and how many of those rounds also time the phases.
+ROUNDS = 8
+PHASE_ROUNDS = 3
 SEED_004 = dict(chunk_size=512, chunk_overlap=50, separators=["\n\n", "\n", ". ", " ", ""])
 
 # Run in a fresh interpreter per measurement: nothing of the corpus is cached there. Mode "real" times what
@@ -183,29 +186,47 @@ def main(argv: list[str]) -> int:
     largest = max(docs, key=lambda d: len(d.text))
     T_file = best_of(25, lambda: enc.encode_ordinary(largest.text))
 
+    # Which strategies to time, with their targets.
+    selected: list[tuple[str, type, str, str | None]] = []
     for name in _BUILTIN:
         if name == "custom" or (only is not None and name not in only):
             continue
         try:
             cls = strategy_class(name)
-        except Exception as exc:  # noqa: BLE001 - others are writing these modules right now
+        except Exception as exc:  # noqa: BLE001 - report, benchmark the others
             notes.append(f"{name}: skipped, import failed ({type(exc).__name__}: {exc})")
             continue
         if name in SIZE_ONLY:
-            target_label, limit = "<= 1.5 T", "T"
+            selected.append((name, cls, "<= 1.5 T", "T"))
         elif name in STRUCTURE_AWARE:
-            target_label, limit = "<= 1.5 (P+T)", "P+T"
+            selected.append((name, cls, "<= 1.5 (P+T)", "P+T"))
         else:
-            target_label, limit = "-", None
-        try:
-            runs = [run_child(name, corpus, "real") for _ in range(5)]
-            split = [run_child(name, corpus, "phases") for _ in range(3)]
-        except RuntimeError as exc:
-            notes.append(f"{name}: skipped, the timing process failed ({exc})")
+            selected.append((name, cls, "-", None))
+
+    # Fresh processes in interleaved rounds (every strategy once per round), so that each strategy's samples are
+    # spread over the whole run, as T's are: this machine has slow spells lasting seconds, and consecutive samples
+    # of one strategy could all fall into one. The least of ROUNDS samples is kept, as for T.
+    runs: dict[str, list[dict]] = {name: [] for name, *_ in selected}
+    split: dict[str, list[dict]] = {name: [] for name, *_ in selected}
+    failed: set[str] = set()
+    for round_no in range(ROUNDS):
+        for name, *_ in selected:
+            if name in failed:
+                continue
+            try:
+                runs[name].append(run_child(name, corpus, "real"))
+                if round_no < PHASE_ROUNDS:
+                    split[name].append(run_child(name, corpus, "phases"))
+            except RuntimeError as exc:
+                notes.append(f"{name}: skipped, the timing process failed ({exc})")
+                failed.add(name)
+
+    for name, cls, target_label, limit in selected:
+        if name in failed:
             continue
-        best = min(runs, key=lambda r: r["total"])
-        rows.append((name, best["total"], target_label, limit, min(r["cpu"] for r in runs)))
-        phases.append((name, min(split, key=lambda r: r["total"])))
+        best = min(runs[name], key=lambda r: r["total"])
+        rows.append((name, best["total"], target_label, limit, min(r["cpu"] for r in runs[name])))
+        phases.append((name, min(split[name], key=lambda r: r["total"])))
 
         # Interactive: re-chunk one open document with a changed size.
         change = {"chunk_size": 384} if name in SIZE_ONLY else None
@@ -232,7 +253,7 @@ def main(argv: list[str]) -> int:
     T2, T2_cpu = best_of_both(5, lambda: [enc.encode_ordinary(t) for t in texts])
     T, T_cpu = min(T, T2), min(T_cpu, T2_cpu)
     print(f"T, least of 8 samples taken before and after the strategies: {T * 1000:.1f} ms (CPU {T_cpu * 1000:.1f} ms)\n")
-    print("## Whole corpus: load_docs + chunk_documents (fresh process, best of 5)\n")
+    print(f"## Whole corpus: load_docs + chunk_documents (fresh processes, least of {ROUNDS} interleaved rounds)\n")
     print("| name | wall s | × T | × (P+T) | CPU s | CPU × T(CPU) | target (wall) | result |")
     print("|---|---:|---:|---:|---:|---:|---|---|")
     for name, secs, label, limit, cpu in rows:
@@ -242,7 +263,7 @@ def main(argv: list[str]) -> int:
         print(f"| {name} | {secs:.3f} | {secs / T:.2f} | {secs / (P + T):.2f} | {cpu_cols} | {label} | {result} |")
 
     if phases:
-        print("\n## Where the time goes: the phases one after another, nothing overlapping (seconds, best of 3)\n")
+        print(f"\n## Where the time goes: the phases one after another, nothing overlapping (seconds, least of {PHASE_ROUNDS})\n")
         print("| name | load_docs | encode + token offsets | structure parse (recursive, fixed: outline scan) "
               "| chunk (rest) | sum | sum × T | files parsed | chunks |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
