@@ -7,8 +7,8 @@
 * P: one plain markdown-it-py parse of every file (CommonMark + tables), best of 3.
 * LangChain: seed 004's ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` over every file (reference).
 * Each registered strategy runs in FRESH processes (least of 8, in rounds interleaved across strategies) that
-  import chunkscope and load the tokenizer and the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` + ``chunk_documents`` over
-  a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the GIL)
+  import chunkscope and load the tokenizer and the Markdown parser untimed, then time what ``chunkscope chunk``
+  does: ``load_docs`` + ``chunk_documents`` over a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the GIL)
   while the Markdown is scanned and chunked, so wall time can be below the sum of the work: both the wall clock
   and the process's CPU time (all threads) are printed, each against T measured the same way.
 * A second set of fresh processes forces the phases one after another (load, encode + token offsets, structure,
