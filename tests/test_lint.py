@@ -430,13 +430,52 @@ def test_exit_codes(markers, capsys, tmp_path):
     assert main(["lint", str(FIXTURES / "split-list.md"), "-s", markers, "--config", str(cfg)]) == 1
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_files_lint_could_not_check_fail_the_run_in_every_format(markers, capsys, tmp_path, fmt):
+    """A CI job must not pass on docs lint never looked at: unreadable files exit 2 and are listed in the output."""
+    docs = tmp_path / "docs"
+    write(tmp_path, "docs/good.md", "# Good\n\nSome text.\n")
+    (docs / "latin1.md").write_bytes(b"caf\xe9\n")
+    assert main(["lint", str(docs), "-s", markers, "--format", fmt]) == 2
+    out = capsys.readouterr().out
+    where = f"{docs / 'latin1.md'}"
+    if fmt == "json":
+        rows = json.loads(out)
+        assert {(r["path"], r["rule"], r["severity"]) for r in rows} >= {(where, "load-problem", "error")}
+    elif fmt == "github":
+        assert f"::error file={where},line=1,col=1,title=load-problem::invalid-utf8: " in out
+        assert out.rstrip().endswith("1 file not checked")
+    else:
+        assert f"{where}:1:1: error load-problem invalid-utf8: " in out
+        assert "1 file with load problems" in out.splitlines()[-1]
+
+
+def test_a_file_the_strategy_cannot_chunk_fails_the_run(capsys, tmp_path):
+    write(tmp_path, "docs/a.md", "# A\n\nText.\n")
+    cutter = write(tmp_path, "bad_cutter.py", "def cut(text):\n    return ['words that are not in the file']\n")
+    assert main(["lint", str(tmp_path / "docs"), "-s", "custom", "-p", f"callable={cutter}:cut"]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{tmp_path / 'docs' / 'a.md'}:1:1: error not-chunked ") and "not in the document verbatim" in out[0]
+    assert out[-1].endswith("1 not chunked")
+
+
+def test_a_tree_without_markdown_is_a_usage_error(markers, capsys, tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert main(["lint", str(tmp_path / "empty"), "-s", markers]) == 2
+    assert capsys.readouterr().err.strip() == f"chunkscope: error: {tmp_path / 'empty'}: no .md or .mdx files found"
+    (tmp_path / "one.md").write_bytes(b"\xff\xfe\x00bad")
+    assert main(["stats", str(tmp_path / "one.md")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"chunkscope: error: {tmp_path / 'one.md'}: no file could be read" and len(err) == 2
+
+
 def test_text_format(markers, capsys):
     assert main(["lint", str(FIXTURES / "split-fence.md"), "-s", markers]) == 1
     out = capsys.readouterr().out.splitlines()
     path = str(FIXTURES / "split-fence.md")
     assert out[0] == f"{path}:8:1: error split-fence chunk 0 ends inside the python code block at lines 5-11; the rest continues in the next chunk"
     assert any(re.fullmatch(r"\s+1\s+split-fence\s+error", x) for x in out)
-    assert out[-1] == "markers: 1 files, 2 chunks: 1 error, 0 warnings"
+    assert out[-1] == "markers: 1 file, 2 chunks: 1 error, 0 warnings"
 
 
 def test_text_paths_join_the_docs_argument(markers, capsys, tmp_path, monkeypatch):
@@ -463,7 +502,7 @@ def test_github_format_and_escaping(markers, capsys, tmp_path):
     p = write(tmp_path, "we,ird:name.md", "# T\n\nIntro.\n\n## 100% done\x1b[31m\n\n<!-- cut -->\n\nText.\n")
     assert main(["lint", str(p), "-s", markers, "--format", "github"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == "chunkscope lint: 0 errors, 1 warnings"
+    assert lines[-1] == "chunkscope lint: 0 errors, 1 warning"
     cmd = lines[0]
     m = re.fullmatch(r"::warning file=([^,]*),line=(\d+),col=(\d+),title=([^:]+)::(.*)", cmd)
     assert m, cmd

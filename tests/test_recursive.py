@@ -104,8 +104,10 @@ def test_corpus_chunks_carry_exact_counts_and_metadata(corpus_docs) -> None:
             if d.path.startswith("ch"):  # ch04-01-what-is-ownership.md → ch04
                 assert c.metadata["chapter_id"] == d.path.split("-")[0]
             first = c.start + len(c.text) - len(c.text.lstrip())
-            h = d.structure.heading_before(first)
+            # The heading in force where the content starts; before the first heading, the first one inside.
+            h = d.structure.heading_before(first) or next(iter(d.structure.headings_in(first, c.end)), None)
             assert c.metadata["heading"] == (h.text if h else "")
+            assert c.heading_path == (list(h.path) if h else [])
             seen_heading |= bool(c.metadata["heading"])
     assert seen_heading
 
@@ -179,8 +181,10 @@ def test_metadata_and_split_fence_warning() -> None:
         assert c.metadata["module"] == "module-2"
         assert c.metadata["week_number"] == 2
     assert any(SPLIT_FENCE in c.warnings for c in chunks)
-    # The chunk holding the front matter and H1 has no heading before its first character; later ones do.
-    assert chunks[0].text.startswith("---") and chunks[0].metadata["heading"] == ""
+    # The chunk holding the front matter and H1 has no heading before its first character: it takes the first
+    # heading inside it (a citation needs one; "missing-metadata" would flag a chunk nobody can fix).
+    assert chunks[0].text.startswith("---") and chunks[0].metadata["heading"] == "Chapter 3: Frames"
+    assert chunks[0].heading_path == ["Chapter 3: Frames"]
     assert {c.metadata["heading"] for c in chunks} >= {"Code", "After"}
 
 

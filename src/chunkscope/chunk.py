@@ -259,6 +259,10 @@ class Strategy:
         return ChunkBuilder(doc, self.counter(doc)).build(self.spans(doc))
 
 
+def _heading_path(h) -> list[str]:
+    return list(h.path) if h is not None else []
+
+
 class ChunkBuilder:
     """Turns spans into chunks: lines, heading paths, token counts and overlaps, all derived from the source."""
 
@@ -290,7 +294,7 @@ class ChunkBuilder:
                 end_line=st.line_of(last),
                 text=text[sp.start:sp.end],
                 tokens=self.counter.count(sp.start, sp.end),
-                heading_path=st.heading_path_at(_first_content(text, sp.start, sp.end)),
+                heading_path=_heading_path(st.heading_of(_first_content(text, sp.start, sp.end), sp.end)),
                 metadata=sp.metadata,
                 warnings=list(dict.fromkeys(sp.warnings)),
                 overlap=overlap,

@@ -93,6 +93,15 @@ class _LinesAndHeadings:
         i = bisect_right(self._heading_starts, offset) - 1
         return self.headings[i] if i >= 0 else None
 
+    def heading_of(self, start: int, end: int) -> Heading | None:
+        """The heading a chunk ``[start, end)`` belongs to: the one in force at ``start``, or, for a chunk that
+        begins before the document's first heading (front matter, an intro), the first heading inside it."""
+        h = self.heading_before(start)
+        if h is None:
+            inside = self.headings_in(start, end)
+            h = inside[0] if inside else None
+        return h
+
     def heading_path_at(self, offset: int) -> list[str]:
         """The breadcrumb of headings in force at ``offset``."""
         h = self.heading_before(offset)

@@ -1,7 +1,10 @@
 """``chunkscope lint DOCS``: the seeds' validation checklists as rules, for authors and CI.
 
 Exit codes: 0 when no finding is an error, 1 when at least one is, 2 when the docs, config or parameters cannot be
-used (the dispatcher turns those exceptions into one line and exit 2).
+used (the dispatcher turns those exceptions into one line and exit 2) or when some file could not be checked: a
+file that could not be read (or whose front matter is malformed) or that the strategy failed to chunk. A CI job
+must not pass on docs it never looked at; those files are reported in every format, as ``load-problem`` and
+``not-chunked`` entries.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Callable
 
 from ..lint import ERROR, RULES, Finding, LintReport, lint_settings, lint_tree
 from .cmd_core import chunk_tree
-from .common import EXIT_FINDINGS, EXIT_OK, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
 
 FORMATS = ("text", "json", "github")
 
@@ -55,32 +58,46 @@ def display_paths(args: argparse.Namespace, tree) -> Callable[[str], str]:
     return lambda p: os.path.join(root, p) if root not in ("", ".") else p
 
 
+#: Pseudo-rules for files lint could not check (always errors; they make the exit code 2).
+LOAD_PROBLEM, NOT_CHUNKED = "load-problem", "not-chunked"
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
-    ctx = load_context(args)
+    ctx = load_context(args, report_problems=False, require_documents=True)
     resolved = strategies_from_args(args, ctx.config)[0]
     lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the (longer) chunking
     results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
-    report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results,
-                       display=display_paths(args, ctx.tree))
+    display = display_paths(args, ctx.tree)
+    report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results, display=display)
+    unchecked = unchecked_files(ctx.tree, report, display)
     for note in report.notes:
         print(visible(note, oneline=True), file=sys.stderr)
     if args.format == "json":
-        write_json(report)
+        write_json(report, unchecked)
     elif args.format == "github":
-        write_github(report)
+        write_github(report, unchecked)
     else:
-        write_text(report, resolved.label)
+        write_text(report, resolved.label, unchecked)
+    if unchecked:
+        return EXIT_USAGE
     return EXIT_FINDINGS if report.errors else EXIT_OK
+
+
+def unchecked_files(tree, report: LintReport, display: Callable[[str], str]) -> list[Finding]:
+    """The files lint could not check fully, as findings of the two pseudo-rules (line 1: the whole file)."""
+    out = [Finding(display(p.path), 1, 1, LOAD_PROBLEM, ERROR, f"{p.code}: {p.message}", None) for p in tree.problems]
+    out += [Finding(display(path), 1, 1, NOT_CHUNKED, ERROR, reason, None) for path, reason in report.failed.items()]
+    return out
 
 
 # --- output ---------------------------------------------------------------------------------------------------
 
 
-def write_text(report: LintReport, label: str) -> None:
+def write_text(report: LintReport, label: str, unchecked: list[Finding]) -> None:
     from rich.text import Text
 
     con = console()
-    for f in report.findings:
+    for f in [*unchecked, *report.findings]:
         line = Text(visible(f"{f.path}:{f.line}:{f.column}: ", oneline=True))
         line.append(f.severity, style="bold red" if f.severity == ERROR else "yellow")
         line.append(f" {f.rule} ", style="cyan")
@@ -94,17 +111,23 @@ def write_text(report: LintReport, label: str) -> None:
         for rid, n in report.by_rule.items():
             sev = {f.severity for f in report.findings if f.rule == rid}
             con.print(Text(f"  {n:>5}  {rid:<{width}}  {'/'.join(sorted(sev))}"), soft_wrap=True)
-    summary = (f"{visible(label, oneline=True)}: {files} files, {chunks} chunks: "
-               f"{report.errors} error{'s' if report.errors != 1 else ''}, "
-               f"{report.warnings} warning{'s' if report.warnings != 1 else ''}")
+    summary = (f"{visible(label, oneline=True)}: {plural(files, 'file')}, {plural(chunks, 'chunk')}: "
+               f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}")
+    problems = sum(1 for f in unchecked if f.rule == LOAD_PROBLEM)
+    if problems:
+        summary += f", {plural(problems, 'file')} with load problems"
     if report.failed:
         summary += f", {len(report.failed)} not chunked"
-    con.print(Text(summary, style="bold red" if report.errors else "bold"), soft_wrap=True)
+    con.print(Text(summary, style="bold red" if report.errors or unchecked else "bold"), soft_wrap=True)
 
 
-def write_json(report: LintReport) -> None:
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def write_json(report: LintReport, unchecked: list[Finding]) -> None:
     # ensure_ascii: every non-ASCII character is escaped, so no control or bidi character reaches a terminal.
-    out = [f.to_dict() for f in report.findings]
+    out = [f.to_dict() for f in [*unchecked, *report.findings]]
     sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=True) + "\n")
 
 
@@ -127,7 +150,8 @@ def github_line(f: Finding) -> str:
     return f"::{kind} {props}::{_gh_data(msg)}"
 
 
-def write_github(report: LintReport) -> None:
-    for f in report.findings:
+def write_github(report: LintReport, unchecked: list[Finding]) -> None:
+    for f in [*unchecked, *report.findings]:
         sys.stdout.write(github_line(f) + "\n")
-    sys.stdout.write(f"chunkscope lint: {report.errors} errors, {report.warnings} warnings\n")
+    tail = f", {plural(len(unchecked), 'file')} not checked" if unchecked else ""
+    sys.stdout.write(f"chunkscope lint: {plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}{tail}\n")

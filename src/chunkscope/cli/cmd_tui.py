@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    ctx = load_context(args, report_problems=False)
+    ctx = load_context(args, report_problems=False, require_documents=False)
     resolved = strategies_from_args(args, ctx.config)[0]
     from ..tui.app import run_app
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..config import Config, ResolvedStrategy, load_config, parse_param_args, resolve_strategy
-from ..docs import DocsTree, load_docs
+from ..docs import DocsError, DocsTree, load_docs
 from ..safe_text import json_line, snippet, visible  # noqa: F401 - the commands import them from here
 
 #: Exit codes, as CI reads them.
@@ -45,12 +45,21 @@ class Context:
     tree: DocsTree
 
 
-def load_context(args: argparse.Namespace, *, report_problems: bool = True) -> Context:
-    """Config + docs tree; per-file problems go to stderr as ``path: code: message`` and work goes on."""
+def load_context(args: argparse.Namespace, *, report_problems: bool = True, require_documents: bool = True) -> Context:
+    """Config + docs tree; per-file problems go to stderr as ``path: code: message`` and work goes on.
+
+    With ``require_documents``, a tree without a single readable Markdown file is a usage error (a mistyped docs
+    folder must not pass a CI job as "0 files, 0 errors").
+    """
     cfg = load_config(args.docs, getattr(args, "config", None))
     tree = load_docs(args.docs, ignore=cfg.ignore, max_bytes=cfg.max_file_bytes)
     if report_problems:
         print_problems(tree)
+    if require_documents and not tree.documents:
+        if not report_problems:
+            print_problems(tree)  # the reasons, before the one-line verdict
+        what = "no file could be read" if tree.problems else "no .md or .mdx files found"
+        raise DocsError(f"{args.docs}: {what}")
     return Context(cfg, tree)
 
 

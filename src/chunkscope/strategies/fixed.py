@@ -96,7 +96,7 @@ class FixedStrategy(Strategy):
             first = a
             while first < b and text[first].isspace():
                 first += 1
-            h = ol.heading_before(first)
+            h = ol.heading_of(first, b)
             warnings = []
             if ol.fence_at(a) or ol.fence_at(b):
                 warnings.append(SPLIT_FENCE)

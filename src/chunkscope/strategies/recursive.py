@@ -197,7 +197,7 @@ class RecursiveStrategy(Strategy):
             first = a
             while first < b and text[first].isspace():
                 first += 1
-            h = ol.heading_before(first if first < b else a)
+            h = ol.heading_of(first if first < b else a, b)
             warnings = []
             # A boundary strictly inside a fenced code block splits it.
             if ol.fence_at(a) or ol.fence_at(b):
