@@ -46,7 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_store_args(p)
     p.add_argument("-k", type=int, default=None, help="how many chunks to retrieve (default 5)")
     p.add_argument("--threshold", type=float, default=None, help="score threshold (default 0.7, seed 004)")
-    p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="payload filter, e.g. chapter_id=ch03")
+    p.add_argument("--filter", action="append", metavar="KEY=VALUE",
+                   help="payload filter, e.g. chapter_id=ch03 or path=intro.md: any metadata field of the strategy "
+                        "(see `chunk --format jsonl`) or path, heading, chunk_index (repeatable: all must match)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_query)
 
@@ -181,18 +183,48 @@ def _filters(items: list[str] | None) -> dict[str, str]:
     return parse_filters(items or [])
 
 
+def _check_query_args(args: argparse.Namespace) -> None:
+    """Refuse what cannot mean anything before loading a model: no question, k below 1, a threshold no cosine
+    score can reach."""
+    from ..chunk import ParamError
+
+    if not args.question.strip():
+        raise ParamError("query: the question is empty")
+    if args.k is not None and args.k < 1:
+        raise ParamError(f"query: -k must be at least 1, got {args.k}")
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+        raise ParamError(f"query: --threshold must be between -1 and 1 (a cosine score), got {args.threshold}")
+
+
+def _check_filter_keys(filters: dict[str, str], chunks) -> None:
+    """A filter on a field no chunk has matches nothing: say so, with the fields there are."""
+    from ..chunk import ParamError
+    from ..store import chunk_payload
+
+    if not filters or not chunks:
+        return
+    known = set(chunk_payload(chunks[0])) - {"meta_keys"}
+    for c in chunks:
+        known.update(c.metadata or {})
+    unknown = [key for key in filters if key.split(".", 1)[0] not in known]
+    if unknown:
+        raise ParamError(f"--filter: no chunk has the field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     from ..retrieval import Retriever
 
+    _check_query_args(args)
     ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)[0]
-    k = args.k or ctx.config.k
+    k = ctx.config.k if args.k is None else args.k
     threshold = ctx.config.threshold if args.threshold is None else args.threshold
     filters = _filters(args.filter)
     embedder = make_embedder(ctx, args)
     with open_store(ctx, args) as store:
         retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
                               citation_template=resolved.citation_template)
+        _check_filter_keys(filters, retriever.chunks)
         report = ensure_index(retriever, resolved.label, quiet=args.json)
         if report.embedded or report.deleted:
             if not args.json:
@@ -201,14 +233,14 @@ def cmd_query(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2).translate(_ESC))
         return EXIT_OK
-    print_hits(hits, args.question, threshold, resolved.label)
+    print_hits(hits, args.question, threshold, resolved.label, filters)
     return EXIT_OK
 
 
 _ESC = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
 
 
-def print_hits(hits, question: str, threshold: float | None, label: str) -> None:
+def print_hits(hits, question: str, threshold: float | None, label: str, filters: dict[str, str] | None = None) -> None:
     from rich.text import Text
 
     con = console()
@@ -224,7 +256,10 @@ def print_hits(hits, question: str, threshold: float | None, label: str) -> None
         con.print(head)
         con.print(Text(f"    {visible(h.path, oneline=True)}:{h.start_line}" + (f"  {visible(h.url, oneline=True)}" if h.url else ""), style="cyan" if h.kept else "dim"))
         con.print(Text("    " + snippet(h.text, 100), style=style))
-    if not hits:
+    if not hits and filters:
+        wanted = ", ".join(f"{k}={v}" for k, v in filters.items())
+        con.print(Text(f"no chunk matches the filter {visible(wanted, oneline=True)}", style="yellow"))
+    elif not hits:
         con.print(Text("no chunks in the index", style="yellow"))
 
 
