@@ -61,6 +61,16 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def _mistyped_command(word: str, commands: set[str]) -> str | None:
+    """The command ``word`` is a typo of, when it is no path on disk (``chunkscope stat docs``)."""
+    import difflib
+
+    if os.path.exists(word) or word.startswith("-") or os.sep in word:
+        return None
+    close = difflib.get_close_matches(word, sorted(commands - {"tui"}), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def main(argv: list[str] | None = None) -> int:
     from .common import EXIT_USAGE, error
 
@@ -69,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     commands = set(parser._subparsers._group_actions[0].choices) if parser._subparsers else set()  # noqa: SLF001
     # "chunkscope DOCS" (or nothing) opens the app: anything that is not a command or an option is a path.
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
+        guess = _mistyped_command(argv[0], commands) if argv else None
+        if guess:
+            error(f"unknown command {argv[0]!r} (did you mean {guess}?); run chunkscope --help for the commands")
+            return EXIT_USAGE
         argv = ["tui", *argv]
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
