@@ -120,6 +120,11 @@ def test_numbering_and_routes() -> None:
     assert n2.module == "module-4" and n2.module_number == 4 and n2.chapter == 4 and n2.section == "4.1" and n2.week == 4
     assert doc_route(d2) == "/module-4/humanoid-fundamentals/intro"
     assert doc_route(doc_of("# x", "guide/01-basics/index.md")) == "/guide/basics"
+    # A chapter folder's index page takes the chapter's number; a module's overview page takes none (its
+    # module number is no chapter number, and "Chapter 2" next to the real chapter 2 would mislead a citation).
+    assert doc_numbering(doc_of("# x", "guide/03-frames/index.md")).chapter == 3
+    overview = doc_numbering(doc_of("# Module 2: Motion\n", "module-2-motion/index.md"))
+    assert (overview.chapter, overview.module_number, overview.chapter_id) == (None, 2, "module-2-motion")
     assert doc_route(doc_of("---\nslug: /custom\n---\n# x", "a/b.md")) == "/custom"
     assert doc_route(doc_of("---\nid: renamed\n---\n# x", "a/02-b.md")) == "/a/renamed"
 

@@ -592,7 +592,9 @@ def doc_numbering(doc: "Document") -> Numbering:
     stem = PurePosixPath(doc.path).stem
     if stem.lower() in ("index", "readme") and len(parts) > 1:
         stem = parts[-2]
-    nums = _numbers_of(stem)
+    # A module's or a week's overview page (module-2-motion/index.md) is numbered by its module or week, which
+    # the folder loop below reads: its number is no chapter number.
+    nums = () if _MODULE_SEGMENT.match(stem) or _WEEK_SEGMENT.match(stem) else _numbers_of(stem)
     folder_nums: tuple[int, ...] = ()
     module = None
     module_number = None
