@@ -33,7 +33,8 @@ def add_strategy_args(p: argparse.ArgumentParser, multiple: bool = False) -> Non
                        help="strategy or preset (repeat to compare); default from config, else recursive")
     else:
         p.add_argument("--strategy", "-s", metavar="NAME", help="strategy or preset (default from config, else recursive)")
-    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="override a strategy parameter (repeatable)")
+    p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
+                   help="override a strategy parameter (repeatable); lists as JSON, e.g. 'separators=[\"\\n\\n\", \" \"]'")
     p.add_argument("--config", metavar="FILE", help="config file (default: chunkscope.toml or pyproject.toml nearest the docs)")
 
 
