@@ -164,7 +164,7 @@ def read_document(file: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> t
     try:
         st = file.stat()
         if st.st_size > max_bytes:
-            return None, [Problem(rel, "too-large", f"{st.st_size} bytes is over the {max_bytes}-byte limit")]
+            return None, [Problem(rel, "too-large", f"{st.st_size} bytes is over the {max_bytes}-byte limit (max_file_bytes in chunkscope.toml)")]
         raw = file.read_bytes()
     except OSError as exc:
         return None, [Problem(rel, "unreadable", exc.strerror or str(exc))]
