@@ -253,9 +253,18 @@ def print_hits(hits, question: str, threshold: float | None, label: str, filters
         style = "" if h.kept else "dim"
         head = Text(f"{h.rank:>2}. ", style=style) + Text(f"{h.score:.3f}", style="bold green" if h.kept else "dim")
         head += Text("  " + visible(h.citation or " › ".join(h.heading_path), oneline=True), style=style or "bold")
-        con.print(head)
-        con.print(Text(f"    {visible(h.path, oneline=True)}:{h.start_line}" + (f"  {visible(h.url, oneline=True)}" if h.url else ""), style="cyan" if h.kept else "dim"))
-        con.print(Text("    " + snippet(h.text, 100), style=style))
+        # One line each, cut with an ellipsis at the terminal's width: wrapped, they lose their indent.
+        where = f"    {visible(h.path, oneline=True)}:{h.start_line}"
+        lines = [head, Text(where, style="cyan" if h.kept else "dim")]
+        if h.url:
+            lines.append(Text(f"    {visible(h.url, oneline=True)}", style="cyan" if h.kept else "dim"))
+        lines.append(Text("    " + snippet(h.text, max(20, min(100, con.width - 5))), style=style))
+        for line in lines:
+            con.print(line, no_wrap=True, overflow="ellipsis")
+    if hits and threshold is not None and not any(h.kept for h in hits):
+        # Seed 004's 0.7 was set for text-embedding-3-small; smaller models score lower on the same texts.
+        con.print(Text(f"all under the threshold {threshold}; if these answers are good, lower it (--threshold)",
+                       style="yellow"))
     if not hits and filters:
         wanted = ", ".join(f"{k}={v}" for k, v in filters.items())
         con.print(Text(f"no chunk matches the filter {visible(wanted, oneline=True)}", style="yellow"))
