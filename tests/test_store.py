@@ -133,6 +133,17 @@ def test_sync_is_idempotent_and_deletes_vanished_chunks(store):
     assert ids == {point_id(c.path, c.start, c.end, c.text) for c in edited}
 
 
+def test_truncated_counts_every_chunk_of_the_collection_not_only_those_written(store):
+    emb = FakeEmbedder()
+    emb.max_seq_length = 5
+    chunks = make_chunks("a.md", ["short", "one two three four five six seven", "also short"])
+    for c, n in zip(chunks, (1, 9, 2)):
+        c.embed_tokens = n
+    assert store.sync(chunks, emb).truncated == 1
+    again = store.sync(chunks, emb)
+    assert (again.upserted, again.truncated) == (0, 1)  # nothing written, still one chunk the model cuts short
+
+
 def test_local_collection_writes_through_wal(store, tmp_path):
     import sqlite3
 

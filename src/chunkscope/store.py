@@ -72,7 +72,7 @@ class IndexReport:
     upserted: int = 0  # points written (new, or payload changed)
     deleted: int = 0  # stale points removed
     unchanged: int = 0  # points already present and identical
-    truncated: int = 0  # written chunks longer than the model reads
+    truncated: int = 0  # chunks of the collection longer than the model reads
     seconds: float = 0.0
     cancelled: bool = False  # stopped between batches; the next sync completes the collection
 
@@ -523,6 +523,11 @@ class Store:
             payload["sig"] = sig
             wanted[pid] = (c, payload, sig)
         todo = [(pid, c, payload) for pid, (c, payload, sig) in wanted.items() if existing.get(pid) != sig]
+        # Over every chunk of the collection, not only those written now: a re-run that embeds nothing must not
+        # report that nothing is truncated.
+        limit = getattr(embedder, "max_seq_length", None)
+        if limit:
+            report.truncated = sum(1 for c, _, _ in wanted.values() if c.embed_tokens is not None and c.embed_tokens > limit)
         report.unchanged = len(wanted) - len(todo)
         total = len(todo)
 
@@ -543,7 +548,6 @@ class Store:
             st = embedder.last_stats
             report.embedded += st.misses
             report.cached += st.hits
-            report.truncated += st.truncated
             points = [models.PointStruct(id=pid, vector=v.tolist(), payload=payload)
                       for (pid, _, payload), v in zip(batch, vecs)]
             try:
