@@ -7,6 +7,7 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from ..chunk import Chunk, ChunkedDoc, chunk_documents, count_embed_tokens, list_strategies
 from ..config import ResolvedStrategy
@@ -23,6 +24,7 @@ from .common import (
     strategies_from_args,
     visible,
 )
+from .table_layout import DROP, Col, cell_width, fit_table, table_overhead
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -61,22 +63,42 @@ def cmd_strategies(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(out, indent=2))
         return EXIT_OK
-    from rich.table import Table
     from rich.text import Text
 
     con = console()
+    # One width for every strategy's parameter column, so the tables line up and no name is ever cut.
+    name_width = max((len(p.name) for c in classes for p in c.parameters), default=9)
     for c in classes:
         con.print(Text(f"{c.name}", style="bold cyan") + Text(f"  seed {c.seed}" if c.seed else "", style="dim"))
         con.print(Text(c.description))
-        t = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
-        for col in ("parameter", "type", "default", "range", "help"):
-            t.add_column(col)
-        for p in c.parameters:
-            d = p.describe()
-            t.add_row(p.name, d["type"], json.dumps(p.default), p.range_text(), p.help)
-        con.print(t)
+        con.print(parameter_table(c.parameters, name_width, con.width))
         con.print()
     return EXIT_OK
+
+
+def parameter_table(params: Sequence[Any], name_width: int, width: int) -> Any:
+    """A strategy's parameters, indented by two: names and types always whole (a name is typed after ``-p``);
+    help, range and default wrap instead, at spaces while there is room."""
+    from rich.padding import Padding
+
+    rows = [(p.name, p.describe()["type"], json.dumps(p.default), p.range_text(), p.help) for p in params]
+    cols = [
+        Col("parameter", [r[0] for r in rows], least=name_width),
+        Col("type", [r[1] for r in rows]),
+        Col("default", [r[2] for r in rows], overflow="fold", cap=24),
+        Col("range", [r[3] for r in rows], overflow="fold", cap=32),
+        Col("help", [r[4] for r in rows], overflow="fold"),
+    ]
+    default_word, range_word = (min(16, longest_word(c.cells)) for c in cols[2:4])
+    steps = [("help", 40), ("range", range_word), ("default", default_word), ("help", 16), ("range", 8),
+             ("default", 8), ("help", 10)]
+    t, _ = fit_table(cols, width - 1, steps, show_header=True, header_style="bold", box=None, padding=(0, 1))
+    return Padding(t, (0, 0, 0, 1), expand=False)
+
+
+def longest_word(cells: Sequence[str]) -> int:
+    """The longest run without a space in `cells`: a wrapped column at least this wide breaks only at spaces."""
+    return max((len(w) for c in cells for w in c.split()), default=0)
 
 
 # --- chunk ----------------------------------------------------------------------------------------------------
@@ -108,28 +130,39 @@ def cmd_chunk(args: argparse.Namespace) -> int:
         for c in chunks:
             out.write(json_line(c.to_dict()) + "\n")
         return EXIT_OK
-    from rich.table import Table
+    con = console()
+    title = f"{resolved.label}: {len(chunks)} chunks in {len(results)} files"
+    table, dropped = chunk_table(chunks, con.width, title=title, title_justify="left")
+    con.print(table)
+    if dropped:
+        con.print(f"({', '.join(dropped)} left out at this width; --format jsonl has every field)", style="dim")
+    return EXIT_OK
+
+
+#: How the chunk table gives way on a narrow terminal: the text preview first, then the warnings, the heading
+#: and the path (its folders first, keeping the file name); then each again, further, the heading left out
+#: before the path gets short. Numbers never narrow.
+CHUNK_TABLE_STEPS = (("text", 24), ("warnings", 16), ("heading", 16), ("path", 24),
+                     ("text", 12), ("warnings", 10), ("heading", DROP), ("path", 16), ("text", 6), ("path", 10),
+                     ("warnings", 8), ("text", 4), ("path", 6))
+
+
+def chunk_table(chunks: Sequence[Chunk], width: int, **table_kw: Any) -> tuple[Any, list[str]]:
+    """The chunks as a table no wider than `width`, and the columns left out to get there (heading first)."""
     from rich.text import Text
 
-    t = Table(title=f"{resolved.label}: {len(chunks)} chunks in {len(results)} files", title_justify="left")
-    for col, kw in (
-        ("path", {}), ("#", {"justify": "right"}), ("lines", {"justify": "right"}), ("tokens", {"justify": "right"}),
-        ("embed", {"justify": "right"}), ("heading", {"max_width": 36}), ("warnings", {}), ("text", {"max_width": 60}),
-    ):
-        t.add_column(col, no_wrap=True, overflow="ellipsis", **kw)
-    for c in chunks:
-        t.add_row(
-            Text(visible(c.path, oneline=True)),
-            str(c.index),
-            f"{c.start_line}-{c.end_line}",
-            str(c.tokens),
-            str(c.embed_tokens),
-            Text(visible(" › ".join(c.heading_path), oneline=True)),
-            Text(", ".join(c.warnings), style="yellow"),
-            Text(snippet(c.text, 60)),
-        )
-    console().print(t)
-    return EXIT_OK
+    cols = [
+        Col("path", [visible(c.path, oneline=True) for c in chunks], overflow="path"),
+        Col("#", [str(c.index) for c in chunks], justify="right"),
+        Col("lines", [f"{c.start_line}-{c.end_line}" for c in chunks], justify="right"),
+        Col("tokens", [str(c.tokens) for c in chunks], justify="right"),
+        Col("embed", [str(c.embed_tokens) for c in chunks], justify="right"),
+        Col("heading", [visible(" › ".join(c.heading_path), oneline=True) for c in chunks], overflow="ellipsis",
+            cap=36),
+        Col("warnings", [Text(", ".join(c.warnings), style="yellow") for c in chunks], overflow="ellipsis"),
+        Col("text", [snippet(c.text, 60) for c in chunks], overflow="ellipsis", cap=60),
+    ]
+    return fit_table(cols, width, CHUNK_TABLE_STEPS, **table_kw)
 
 
 # --- stats ----------------------------------------------------------------------------------------------------
@@ -152,7 +185,8 @@ class TreeStats:
     under_min: int
     dim: int
     payload_bytes: int
-    errors: int
+    errors: int  # documents the strategy could not chunk
+    problems: int = 0  # files of the tree that could not be loaded as they are (`DocsTree.problems`)
 
     @property
     def vector_bytes(self) -> int:
@@ -188,7 +222,10 @@ class TreeStats:
                 "payload_bytes": self.payload_bytes,
                 "total_bytes": self.vector_bytes + self.payload_bytes,
             },
-            "errors": self.errors,
+            # As `chunkscope lint` counts them: a file that could not be loaded is an error too.
+            "errors": self.problems + self.errors,
+            "load_problems": self.problems,
+            "not_chunked": self.errors,
         }
 
 
@@ -224,7 +261,7 @@ def tree_stats(tree: DocsTree, resolved: ResolvedStrategy, results: list[Chunked
                 under += 1
             payload += _payload_size(c)
     return TreeStats(resolved.label, len(results), len(counts), lim.tokenizer, counts, lim.max, over, under, dim,
-                     payload, sum(1 for r in results if r.error))
+                     payload, sum(1 for r in results if r.error), len(tree.problems))
 
 
 def _payload_size(c: Chunk) -> int:
@@ -261,6 +298,24 @@ def histogram_lines(counts: list[int], limit: int | None, width: int = 40, bins:
     return rows
 
 
+#: The rows of the stats table: a figure's name and how to show it for one strategy.
+STATS_ROWS: list[tuple[str, Callable[[TreeStats], str]]] = [
+    ("files", lambda s: str(s.files)),
+    ("chunks", lambda s: str(s.chunks)),
+    ("tokenizer", lambda s: s.tokenizer),
+    ("tokens min", lambda s: str(min(s.counts, default=0))),
+    ("tokens median", lambda s: f"{statistics.median(s.counts):.0f}" if s.counts else "0"),
+    ("tokens p95", lambda s: str(s.percentile(0.95))),
+    ("tokens max", lambda s: str(max(s.counts, default=0))),
+    ("limit", lambda s: str(s.limit) if s.limit else "—"),
+    ("over limit", lambda s: str(s.over_limit)),
+    ("under minimum", lambda s: str(s.under_min)),
+    ("vector bytes", lambda s: human_bytes(s.vector_bytes)),
+    ("payload", lambda s: human_bytes(s.payload_bytes)),
+    ("storage estimate", lambda s: human_bytes(s.vector_bytes + s.payload_bytes)),
+]
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     ctx = load_context(args)
     dim = embed_dim(ctx.config.embed_model)
@@ -271,39 +326,72 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([s.to_dict() for s in all_stats], indent=2))
         return EXIT_OK
-    from rich.table import Table
     from rich.text import Text
 
     con = console()
-    t = Table(title=f"{visible(str(ctx.tree.root), oneline=True)}: {len(ctx.tree.documents)} files"
-              + (f", {len(ctx.tree.problems)} problems" if ctx.tree.problems else ""), title_justify="left")
-    t.add_column("")
-    for s in all_stats:
-        t.add_column(s.label, justify="right")
-    rows = [
-        ("files", lambda s: str(s.files)),
-        ("chunks", lambda s: str(s.chunks)),
-        ("tokenizer", lambda s: s.tokenizer),
-        ("tokens min", lambda s: str(min(s.counts, default=0))),
-        ("tokens median", lambda s: f"{statistics.median(s.counts):.0f}" if s.counts else "0"),
-        ("tokens p95", lambda s: str(s.percentile(0.95))),
-        ("tokens max", lambda s: str(max(s.counts, default=0))),
-        ("limit", lambda s: str(s.limit) if s.limit else "—"),
-        ("over limit", lambda s: str(s.over_limit)),
-        ("under minimum", lambda s: str(s.under_min)),
-        ("vectors × dim × 4 B", lambda s: f"{s.chunks} × {s.dim} × 4 = {human_bytes(s.vector_bytes)}"),
-        ("payload", lambda s: human_bytes(s.payload_bytes)),
-        ("storage estimate", lambda s: human_bytes(s.vector_bytes + s.payload_bytes)),
-    ]
-    for name, f in rows:
-        t.add_row(name, *[f(s) for s in all_stats])
-    con.print(t)
+    # The same count as the JSON's "load_problems" (and part of its "errors").
+    title = (f"{visible(str(ctx.tree.root), oneline=True)}: {len(ctx.tree.documents)} files"
+             + (f", {len(ctx.tree.problems)} problems" if ctx.tree.problems else ""))
+    rows = list(STATS_ROWS)
+    if any(s.errors for s in all_stats):
+        rows.insert(2, ("not chunked", lambda s: str(s.errors)))
+    print_side_by_side(con, title, [s.label for s in all_stats], [(n, [f(s) for s in all_stats]) for n, f in rows])
+    dims = sorted({s.dim for s in all_stats})
+    formula = f"vector bytes = chunks × {'/'.join(map(str, dims))} dimensions × {FLOAT_BYTES} B"
+    con.print(Text(formula, style="dim"))
     for s in all_stats:
         con.print()
-        con.print(Text(f"{s.label}: chunk sizes in {s.tokenizer} tokens" + (f" (limit {s.limit})" if s.limit else ""), style="bold"))
-        for label, bar, n, over in histogram_lines(s.counts, s.limit):
-            line = Text(label + " ")
-            line.append(bar, style="red" if over else "green")
-            line.append(f" {n}")
-            con.print(line)
+        print_histogram(con, s)
     return EXIT_OK
+
+
+def print_histogram(con: Any, s: TreeStats) -> None:
+    """One strategy's chunk sizes as a text histogram; bars past the limit in red."""
+    from rich.text import Text
+
+    limit = f" (limit {s.limit})" if s.limit else ""
+    con.print(Text(f"{visible(s.label, oneline=True)}: chunk sizes in {s.tokenizer} tokens{limit}", style="bold"))
+    for label, bar, n, over in histogram_lines(s.counts, s.limit):
+        line = Text(label + " ")
+        line.append(bar, style="red" if over else "green")
+        line.append(f" {n}")
+        con.print(line)
+
+
+def print_side_by_side(con: Any, title: str, labels: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]
+                       ) -> None:
+    """Figures of several strategies side by side (a row per figure, a column per strategy), in as many tables
+    as it takes to show every strategy's name and every figure whole at the console's width."""
+    from rich.text import Text
+
+    names = Col("", [Text(name) for name, _ in rows], overflow="keep")
+    cols = [Col(visible(label, oneline=True), [v[i] for _, v in rows], justify="right", overflow="fold")
+            for i, label in enumerate(labels)]
+    groups = side_by_side_groups(names, cols, con.width)
+    for n, group in enumerate(groups):
+        if n:
+            con.print()
+        # A name too long for the whole width folds onto more lines; it is never cut.
+        steps = [(c.header, max(cell_width(v) for v in c.cells)) for c in group]
+        table, _ = fit_table([names, *group], con.width, steps,
+                             title=title if n == 0 else None, title_justify="left")
+        con.print(table)
+
+
+def side_by_side_groups(names: Col, cols: Sequence[Col], width: int) -> list[list[Col]]:
+    """`cols` in the fewest tables (beside the `names` column) that fit `width`, as evenly filled as they can be
+    (3 + 3 rather than 5 + 1); a column too wide for any table gets one of its own."""
+    from rich.table import Table
+
+    def fits(group: Sequence[Col]) -> bool:
+        return table_overhead(Table(), len(group) + 1) + names.natural() + sum(c.natural() for c in group) <= width
+
+    greedy: list[list[Col]] = []
+    for c in cols:
+        if greedy and fits([*greedy[-1], c]):
+            greedy[-1].append(c)
+        else:
+            greedy.append([c])
+    per = -(-len(cols) // max(1, len(greedy)))
+    even = [list(cols[i:i + per]) for i in range(0, len(cols), per)]
+    return even if len(even) == len(greedy) and all(fits(g) for g in even) else greedy

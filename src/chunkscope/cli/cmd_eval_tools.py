@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from ..chunk import ParamError
+from .table_layout import DROP, Col, fit_table
 from .cmd_retrieval import _add_store_args, graceful_interrupt, make_embedder, open_store
 from .common import EXIT_OK, EXIT_USAGE, add_docs_arg, console, error, human_bytes, json_line, load_context, visible
 
@@ -34,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_docs_arg(p)
     p.add_argument("queries", nargs="?", metavar="QUERIES",
                    help="JSONL or YAML queries as for eval (or --probe for the label-free set)")
-    p.add_argument("--strategy", "-s", metavar="NAME", help="strategy or preset to sweep (default from config)")
+    # Repeatable only so that a second -s is refused instead of silently replacing the first.
+    p.add_argument("--strategy", "-s", action="append", metavar="NAME",
+                   help="the one strategy or preset to sweep (default from config)")
     p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="a parameter every point shares")
     p.add_argument("--config", metavar="FILE", help="config file")
     p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
@@ -57,15 +60,6 @@ def _add_probe_args(p: argparse.ArgumentParser) -> None:
                    help="use N questions spread evenly over the tree (deterministic)")
     p.add_argument("--keep-duplicates", action="store_true",
                    help="also ask headings whose text occurs more than once in the tree (e.g. every 'Summary')")
-
-
-def _console():
-    """The common console; piped into a file or another program it is 120 columns wide (not rich's 80), so
-    the tables keep their columns whole, and lines that are longer are left unwrapped (soft wrap)."""
-    con = console()
-    if not con.is_terminal:
-        con.width = max(con.width, 120)
-    return con
 
 
 def _max_queries(n: int | None) -> int | None:
@@ -147,62 +141,83 @@ def _skipped_text(skipped: dict[str, int]) -> str:
 
 
 def print_probe(result, show: int = 30) -> None:
-    from rich.table import Table
     from rich.text import Text
 
-    con = _console()
+    con = console()
     ps = result.probe_set
     lo, hi = ps.levels
     con.print(Text(f"probe: {len(ps.sections)} section headings (levels {lo}-{hi}) asked, answer = the section's "
-                   f"body within top {result.k}{_skipped_text(ps.skipped)}", style="dim"), soft_wrap=True)
+                   f"body within top {result.k}{_skipped_text(ps.skipped)}", style="dim"))
     if not result.outcomes:
         return
-    t = Table(title=f"label-free retrieval on {len(ps.sections)} headings", title_justify="left")
-    t.add_column("strategy")
-    cols = ["hit@1", f"hit@{result.k}", "mrr"] if result.k != 1 else ["hit@1", "mrr"]
-    for col in ("chunks", *[c if c != "mrr" else f"MRR@{result.k}" for c in cols], "misses", "heading cut off"):
-        t.add_column(col, justify="right")
     several = len(result.outcomes) > 1
-    if several:
-        t.add_column("missed only here", justify="right")
-    best = {c: max(o.metrics.get(c, 0.0) for o in result.outcomes) for c in cols}
-    for o in result.outcomes:
-        row: list[Any] = [Text(visible(o.label, oneline=True)), str(o.chunks)]
-        for c in cols:
-            v = o.metrics.get(c, 0.0)
-            row.append(Text(f"{v:.3f}", style="bold green" if several and v == best[c] else ""))
-        row += [str(o.misses), str(sum(o.cut_off))]
-        if several:
-            row.append(str(len(result.missed_only_by(o.label))))
-        t.add_row(*row)
-    con.print(t)
-
-    def listing(title: str, sections, outcome=None) -> None:
-        if not sections:
-            return
-        con.print()
-        con.print(Text(f"{title} ({len(sections)})", style="bold"))
-        limit = len(sections) if show <= 0 else show
-        index = {id(s): i for i, s in enumerate(result.sections)}
-        for s in sections[:limit]:
-            line = Text(f"  {visible(s.where, oneline=True)}  ", style="cyan") + Text(visible(s.heading, oneline=True))
-            notes = []
-            for o in ([outcome] if outcome is not None else result.outcomes):
-                i = index[id(s)]
-                why = "heading cut off" if o.cut_off[i] else (o.reasons[i] or "")
-                if o.ranks[i] is not None:
-                    why += f", rank {o.ranks[i]}"
-                notes.append(why if outcome is not None or not several else f"{o.label}: {why}")
-            line += Text("  — " + visible("; ".join(notes), oneline=True), style="dim")
-            con.print(line, soft_wrap=True)
-        if len(sections) > limit:
-            con.print(Text(f"  … and {len(sections) - limit} more (--show 0 lists all, --json has every section)",
-                           style="dim"))
-
-    listing("missed by every strategy" if several else "missed", result.missed_by_all())
+    con.print(probe_table(result, con.width, title=f"label-free retrieval on {len(ps.sections)} headings",
+                          title_justify="left"))
+    legend = PROBE_LEGEND.format(k=result.k) + (PROBE_LEGEND_ONLY if several else "")
+    con.print(Text(legend, style="dim"))
+    print_missed(con, result, "missed by every strategy" if several else "missed", result.missed_by_all(), show)
     if several:
         for o in result.outcomes:
-            listing(f"missed only by {o.label}", result.missed_only_by(o.label), o)
+            print_missed(con, result, f"missed only by {visible(o.label, oneline=True)}",
+                         result.missed_only_by(o.label), show, o)
+
+
+#: What the short headers of the probe table mean (short, so that the table fits 80 columns).
+PROBE_LEGEND = "miss: sections not found in the top {k}; cut: sections whose heading is cut off from their body"
+PROBE_LEGEND_ONLY = "; only: missed by this strategy alone"
+
+
+def probe_table(result, width: int, **table_kw: Any) -> Any:
+    """One row per strategy: chunks, the metrics (the best of several in bold green), misses, cut-off headings
+    and, with several strategies, the misses no other strategy has. Numbers are never cut."""
+    from rich.text import Text
+
+    outcomes = result.outcomes
+    metrics = ["hit@1", f"hit@{result.k}", "mrr"] if result.k != 1 else ["hit@1", "mrr"]
+    several = len(outcomes) > 1
+    cols = [Col("strategy", [Text(visible(o.label, oneline=True)) for o in outcomes], overflow="fold"),
+            Col("chunks", [str(o.chunks) for o in outcomes], justify="right")]
+    for m in metrics:
+        values = [o.metrics.get(m, 0.0) for o in outcomes]
+        cells = [Text(f"{v:.3f}", style="bold green" if several and v == max(values) else "") for v in values]
+        cols.append(Col(m if m != "mrr" else f"MRR@{result.k}", cells, justify="right"))
+    cols += [Col("miss", [str(o.misses) for o in outcomes], justify="right"),
+             Col("cut", [str(sum(o.cut_off)) for o in outcomes], justify="right")]
+    if several:
+        cols.append(Col("only", [str(len(result.missed_only_by(o.label))) for o in outcomes], justify="right"))
+    return fit_table(cols, width, [("strategy", 16), ("strategy", 8)], **table_kw)[0]
+
+
+def print_missed(con, result, title: str, sections, show: int, outcome=None) -> None:
+    """A list of missed sections, ``where  heading`` and why (per strategy unless `outcome` names one); the
+    why goes on a line of its own when both do not fit one line."""
+    from rich.text import Text
+
+    if not sections:
+        return
+    con.print()
+    con.print(Text(f"{title} ({len(sections)})", style="bold"))
+    limit = len(sections) if show <= 0 else show
+    index = {id(s): i for i, s in enumerate(result.sections)}
+    several = len(result.outcomes) > 1
+    for s in sections[:limit]:
+        line = Text(f"  {visible(s.where, oneline=True)}  ", style="cyan") + Text(visible(s.heading, oneline=True))
+        notes = []
+        for o in ([outcome] if outcome is not None else result.outcomes):
+            i = index[id(s)]
+            why = "heading cut off" if o.cut_off[i] else (o.reasons[i] or "")
+            if o.ranks[i] is not None:
+                why += f", rank {o.ranks[i]}"
+            notes.append(why if outcome is not None or not several else f"{visible(o.label, oneline=True)}: {why}")
+        why = Text("  — " + visible("; ".join(notes), oneline=True), style="dim")
+        if line.cell_len + why.cell_len <= con.width:
+            con.print(line + why)
+        else:
+            con.print(line)
+            con.print(Text("    ") + why)
+    if len(sections) > limit:
+        con.print(Text(f"  … and {len(sections) - limit} more (--show 0 lists all, --json has every section)",
+                       style="dim"))
 
 
 # --- sweep ----------------------------------------------------------------------------------------------------
@@ -213,7 +228,7 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
     from ..chunk import strategy_class
     from ..config import parse_param_args
 
-    name = args.strategy or cfg.strategy
+    name = args.strategy[0] if args.strategy else cfg.strategy
     cli = parse_param_args(args.param)
     if name in cfg.presets:
         preset = dict(cfg.presets[name])
@@ -230,10 +245,18 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
     return strat, base
 
 
+def check_one_strategy(args: argparse.Namespace) -> None:
+    """A sweep's grid names one strategy's parameters: refuse several -s before any work (the last would win)."""
+    if args.strategy and len(args.strategy) > 1:
+        raise ParamError(f"sweep takes one strategy, got {len(args.strategy)} ({', '.join(args.strategy)}); "
+                         f"run one sweep per strategy, or `chunkscope probe DOCS -s A -s B` to compare strategies")
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ..evaluate import load_queries
     from ..tuning import parse_grid, parse_levels, parse_metric, probe_sections, sweep
 
+    check_one_strategy(args)
     ctx = load_context(args)
     strat, base = _sweep_target(args, ctx.config)
     if not args.grid:
@@ -275,44 +298,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def print_sweep(result, preset_name: str = "sweep-best") -> None:
-    from rich.table import Table
     from rich.text import Text
 
-    from ..tuning import _fmt_value
-
-    con = _console()
+    con = console()
     src = "probe questions" if result.source == "probe" else "queries"
-    ranked = result.ranked()
-    t = Table(title=f"{result.strategy}: {len(result.points)} grid points on {result.queries} {src}, by {result.metric}",
-              title_justify="left")
-    t.add_column("#", justify="right")
-    for name in result.grid:
-        t.add_column(name, justify="right")
-    extra = [m for m in ("hit@1", f"hit@{result.k}", "mrr") if m != result.metric]
-    t.add_column(result.metric, justify="right", style="bold")
-    for m in extra:
-        t.add_column(m, justify="right")
-    for col in ("chunks", "storage", "embedded", "cached", "time"):
-        t.add_column(col, justify="right")
-    for rank, p in enumerate(ranked, 1):
-        style = "green" if rank == 1 else ""
-        t.add_row(str(rank), *[Text(visible(_fmt_value(p.params[n]), oneline=True)) for n in result.grid],
-                  f"{p.metrics.get(result.metric, 0.0):.3f}", *[f"{p.metrics.get(m, 0.0):.3f}" for m in extra],
-                  str(p.chunks), human_bytes(p.storage_bytes), str(p.embedded), str(p.cached), f"{p.seconds:.1f}s",
-                  style=style)
-    con.print(t)
+    table, dropped = sweep_table(result, con.width, title=f"{result.strategy}: {len(result.points)} grid points on "
+                                 f"{result.queries} {src}, by {result.metric}", title_justify="left")
+    con.print(table)
+    if dropped:
+        con.print(Text(f"({', '.join(dropped)} left out at this width; --json has them)", style="dim"))
     if result.skipped:
         con.print(Text(f"skipped ({len(result.skipped)}):", style="yellow"))
         for p in result.skipped:
-            con.print(Text(f"  {visible(p.label, oneline=True)}", style="yellow")
-                      + Text(f"  — {visible(p.reason, oneline=True)}", style="dim"), soft_wrap=True)
+            # The reason on a line of its own: it stays whole (and greppable) at 80 columns.
+            con.print(Text(f"  {visible(p.label, oneline=True)}", style="yellow"))
+            con.print(Text(f"      {visible(p.reason, oneline=True)}", style="dim"))
     pending = [p for p in result.points if p.status == "pending"]
     if pending:
         con.print(Text(f"not run (stopped): {len(pending)} points", style="yellow"))
     con.print(Text(
-        f"embedding cache: {result.distinct_texts} distinct chunk texts over {len(ranked)} points; "
+        f"embedding cache: {result.distinct_texts} distinct chunk texts over {len(result.ranked())} points; "
         f"{result.embedded} embedded, {result.cached} from cache; model {result.encode_seconds:.1f}s of "
-        f"{result.seconds:.1f}s", style="dim"), soft_wrap=True)
+        f"{result.seconds:.1f}s", style="dim"))
     if result.dropped:
         con.print(Text(f"dropped the sweep's {len(result.dropped)} collections (--keep keeps them)", style="dim"))
     snippet = result.preset_toml(preset_name)
@@ -322,3 +329,29 @@ def print_sweep(result, preset_name: str = "sweep-best") -> None:
         # Printed raw (no rich wrapping) so it can be copied as is; values went through the TOML writer.
         sys.stdout.flush()
         print(visible(snippet), end="")
+
+
+def sweep_table(result, width: int, **table_kw: Any) -> tuple[Any, list[str]]:
+    """The ranked grid points (the best in green): rank, parameter values, metrics, chunks, storage, embedding
+    work and time. Names and numbers are never cut; on a narrow terminal the per-point embedding counts are
+    left out first (the cache line below the table sums them), then the time, then storage."""
+    from ..tuning import _fmt_value
+
+    ranked = result.ranked()
+    extra = [m for m in ("hit@1", f"hit@{result.k}", "mrr") if m != result.metric]
+    cols = [Col("#", [str(rank) for rank in range(1, len(ranked) + 1)], justify="right")]
+    # A value (a list of separators, say) may wrap; the parameter's name above it stays whole.
+    cols += [Col(name, [visible(_fmt_value(p.params[name]), oneline=True) for p in ranked], justify="right",
+                 overflow="fold") for name in result.grid]
+    cols.append(Col(result.metric, [f"{p.metrics.get(result.metric, 0.0):.3f}" for p in ranked], justify="right",
+                    style="bold"))
+    cols += [Col(m, [f"{p.metrics.get(m, 0.0):.3f}" for p in ranked], justify="right") for m in extra]
+    cols += [Col("chunks", [str(p.chunks) for p in ranked], justify="right"),
+             Col("storage", [human_bytes(p.storage_bytes) for p in ranked], justify="right"),
+             Col("embedded", [str(p.embedded) for p in ranked], justify="right"),
+             Col("cached", [str(p.cached) for p in ranked], justify="right"),
+             Col("time", [f"{p.seconds:.1f}s" for p in ranked], justify="right")]
+    steps = [*((name, 12) for name in result.grid), ("cached", DROP), ("embedded", DROP), ("time", DROP),
+             ("storage", DROP), *((name, 0) for name in result.grid)]
+    styles = ["green" if rank == 1 else None for rank in range(1, len(ranked) + 1)]
+    return fit_table(cols, width, steps, row_styles=styles, **table_kw)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from typing import Any, Sequence
 
 from ..compare import diff_trees
 from ..config import parse_param_args, resolve_strategy
-from .cmd_core import chunk_tree, embed_dim, tree_stats
+from .cmd_core import chunk_tree, embed_dim, print_side_by_side, tree_stats
+from .table_layout import Col, fit_table
 from .common import EXIT_OK, add_docs_arg, console, human_bytes, load_context, visible
 
 
@@ -30,18 +32,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd_eval_tools.register(sub)
 
 
-def _resolve_pair(args: argparse.Namespace, cfg):
+def check_pair(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a command line that does not name exactly two configurations to compare."""
+    from ..chunk import ParamError
+
     names = args.strategy
     if len(names) > 2:
-        raise ValueError("compare takes two strategies")
+        raise ParamError(f"compare takes two strategies, got {len(names)} ({', '.join(names)}); "
+                         f"`chunkscope stats DOCS -s A -s B -s C` shows any number side by side")
+    if len(names) == 1 and not args.param_b:
+        raise ParamError("compare needs two strategies (-s A -s B) or one strategy with --param-b k=v")
+
+
+def _resolve_pair(args: argparse.Namespace, cfg):
+    check_pair(args)
+    names = args.strategy
     params_a = parse_param_args(args.param)
     params_b_only = parse_param_args(args.param_b)
     a = resolve_strategy(cfg, names[0], params_a)
     if len(names) == 1:
-        if not params_b_only:
-            from ..chunk import ParamError
-
-            raise ParamError("compare needs two strategies (-s A -s B) or one strategy with --param-b k=v")
         b = resolve_strategy(cfg, names[0], {**params_a, **params_b_only})
     else:
         b = resolve_strategy(cfg, names[1], params_b_only)
@@ -64,6 +73,7 @@ def _lint_counts(ctx, resolved, results) -> tuple[int, int] | None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    check_pair(args)
     ctx = load_context(args)
     a, b = _resolve_pair(args, ctx.config)
     res_a = chunk_tree(ctx.tree, a, ctx.config, lint=False)
@@ -78,17 +88,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out["lint"] = [{"errors": x[0], "warnings": x[1]} if x else None for x in lints]
         print(json.dumps(out, indent=2))
         return EXIT_OK
-    from rich.table import Table
     from rich.text import Text
 
     con = console()
     con.print(Text(diff.headline(), style="bold"))
-    con.print(Text(f"A = {a.label}, B = {b.label}", style="dim"))
+    con.print(Text(f"A = {visible(a.label, oneline=True)}, B = {visible(b.label, oneline=True)}", style="dim"))
     con.print()
-    t = Table(title="side by side", title_justify="left")
-    t.add_column("")
-    t.add_column(a.label, justify="right")
-    t.add_column(b.label, justify="right")
     rows = [
         ("chunks", lambda s: str(s.chunks)),
         ("tokens median", lambda s: f"{statistics.median(s.counts):.0f}" if s.counts else "0"),
@@ -96,26 +101,43 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ("tokens max", lambda s: str(max(s.counts, default=0))),
         ("over limit", lambda s: str(s.over_limit)),
         ("storage estimate", lambda s: human_bytes(s.vector_bytes + s.payload_bytes)),
+        ("tokenizer", lambda s: s.tokenizer),
     ]
-    for name, f in rows:
-        t.add_row(name, *[f(s) for s in stats])
-    t.add_row("tokenizer", *[s.tokenizer for s in stats])
+    table_rows = [(name, [f(s) for s in stats]) for name, f in rows]
     if all(lints):
-        t.add_row("lint errors / warnings", *[f"{x[0]} / {x[1]}" for x in lints])
-    con.print(t)
+        table_rows.append(("lint errors / warnings", [f"{x[0]} / {x[1]}" for x in lints]))
+    print_side_by_side(con, "side by side", [a.label, b.label], table_rows)
     changed = diff.changed_files
     if changed:
         con.print()
-        ft = Table(title=f"changed files ({len(changed)})", title_justify="left")
-        ft.add_column("file", no_wrap=True, min_width=min(40, max(len(f.path) for f in changed)))
-        for col in ("A", "B", "same", "only A", "only B"):
-            ft.add_column(col, justify="right")
-        ft.add_column("cuts only in B (lines)", overflow="fold")
-        for f in changed[: args.files]:
-            lines = ", ".join(map(str, f.boundaries_only_b[:8])) + (" …" if len(f.boundaries_only_b) > 8 else "")
-            ft.add_row(Text(visible(f.path, oneline=True)), str(f.a_chunks), str(f.b_chunks), str(f.identical),
-                       str(len(f.only_a)), str(len(f.only_b)), lines)
-        con.print(ft)
+        shown = changed[: args.files]
+        title = f"changed files ({len(changed)})"
+        con.print(changed_files_table(shown, con.width, title=title, title_justify="left"))
+        con.print(Text(CHANGED_FILES_LEGEND, style="dim"))
         if len(changed) > args.files:
             con.print(Text(f"… and {len(changed) - args.files} more files (--files N to show more)", style="dim"))
     return EXIT_OK
+
+
+#: What the short headers of the changed-files table mean (they are short so the table fits 80 columns).
+CHANGED_FILES_LEGEND = ("A, B: chunks in each; same: chunks identical in both; -A: only in A; +B: only in B; "
+                        "new cuts: lines where B cuts and A does not")
+
+
+def changed_files_table(changed: Sequence[Any], width: int, **table_kw: Any) -> Any:
+    """One row per changed file: the path (shortened by `shorten_path` when narrow), the counts (always whole) and the
+    lines of B's new cuts (wrapped)."""
+    def new_cuts(f: Any) -> str:
+        return ", ".join(map(str, f.boundaries_only_b[:8])) + (" …" if len(f.boundaries_only_b) > 8 else "")
+
+    cols = [
+        Col("file", [visible(f.path, oneline=True) for f in changed], overflow="path"),
+        Col("A", [str(f.a_chunks) for f in changed], justify="right"),
+        Col("B", [str(f.b_chunks) for f in changed], justify="right"),
+        Col("same", [str(f.identical) for f in changed], justify="right"),
+        Col("-A", [str(len(f.only_a)) for f in changed], justify="right"),
+        Col("+B", [str(len(f.only_b)) for f in changed], justify="right"),
+        Col("new cuts", [new_cuts(f) for f in changed], overflow="fold"),
+    ]
+    steps = [("new cuts", 24), ("file", 28), ("new cuts", 14), ("file", 16), ("new cuts", 8), ("file", 10)]
+    return fit_table(cols, width, steps, **table_kw)[0]

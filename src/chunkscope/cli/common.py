@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..config import Config, ResolvedStrategy, load_config, parse_param_args, resolve_strategy
 from ..docs import DocsError, DocsTree, load_docs
