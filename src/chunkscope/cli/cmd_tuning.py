@@ -10,8 +10,8 @@ from typing import Any, Sequence
 from ..compare import diff_trees
 from ..config import parse_param_args, resolve_strategy
 from .cmd_core import chunk_tree, embed_dim, print_side_by_side, tree_stats
-from .table_layout import Col, fit_table
 from .common import EXIT_OK, add_docs_arg, console, human_bytes, load_context, visible
+from .table_layout import Col, fit_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
