@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from ..chunk import ParamError
-from .table_layout import DROP, Col, fit_table
 from .cmd_retrieval import _add_store_args, graceful_interrupt, make_embedder, open_store
 from .common import EXIT_OK, EXIT_USAGE, add_docs_arg, console, error, human_bytes, json_line, load_context, visible
+from .table_layout import DROP, Col, fit_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
