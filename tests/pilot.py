@@ -14,3 +14,24 @@ async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") 
             await pilot.pause()
             return
     raise AssertionError(f"timed out waiting for {what}")
+
+
+async def press_burst(pilot, *keys: str) -> None:
+    """Send keys the way a terminal delivers a burst (a fast typist, a busy moment): all at once, no waiting
+    between them as ``pilot.press`` does. Then let the app handle them."""
+    import unicodedata
+
+    from textual import events
+    from textual.keys import REPLACED_KEYS, _get_unicode_name_from_key
+
+    app = pilot.app
+    for key in keys:
+        original = REPLACED_KEYS.get(key, key)
+        try:
+            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)  # noqa: SLF001 - what the terminal's reader thread does
+    await pilot.pause()

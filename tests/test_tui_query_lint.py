@@ -22,6 +22,8 @@ from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.search import Answer  # noqa: E402
 from chunkscope.tui.session import available_strategies  # noqa: E402
 from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
+from chunkscope.tui.widgets.key_bar import KeyBar  # noqa: E402
+from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
 from tests.pilot import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
@@ -29,6 +31,7 @@ pytestmark = pytest.mark.anyio
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
 SIZE = (160, 50)
+FK = "module-1-foundations/02-forward-kinematics.md"
 
 
 @pytest.fixture
@@ -55,9 +58,9 @@ async def open_query(pilot, app: ChunkscopeApp):
     return ex.query_one("#query-pane"), ex.query_one("#query-input", Input)
 
 
-def fake_hit(question: str, path: str) -> SimpleNamespace:
+def fake_hit(question: str, path: str, kept: bool = True) -> SimpleNamespace:
     """A hit as the retriever returns one, its text naming the question it answers."""
-    return SimpleNamespace(path=path, start=0, end=10, start_line=1, rank=1, score=0.9, kept=True, citation="",
+    return SimpleNamespace(path=path, start=0, end=10, start_line=1, rank=1, score=0.9, kept=kept, citation="",
                            heading_path=["Title"], embed_tokens=None, tokens=10, text=f"answer to {question}")
 
 
@@ -69,9 +72,21 @@ class FakeSearch:
         self.indexed_calls: list[str] = []
         self.asked: list[str] = []
         self.hold: dict[str, threading.Event] = {}
+        #: Where the hits point, and whether they pass the threshold.
+        self.path = "a.md"
+        self.kept = True
+        #: When set, indexing reports "0 of 10 written" (the model loading) and waits for this before finishing.
+        self.index_gate: threading.Event | None = None
+        self.index_started = threading.Event()
 
     def index(self, resolved, on_progress, should_stop):
         self.indexed_calls.append(resolved.label)
+        self.index_started.set()
+        if self.index_gate is not None:
+            stats = {"embedded": 0, "cached": 0, "unchanged": 0}
+            on_progress(0, 10, stats)  # as the store does before its first batch, while the model loads
+            self.index_gate.wait(10)
+            on_progress(10, 10, {**stats, "embedded": 10})
         self.session.indexed.add(resolved.fingerprint())
         return SimpleNamespace(cancelled=False, upserted=1, chunks=1, seconds=0.0, embedded=1, cached=0,
                                unchanged=0, truncated=0)
@@ -81,7 +96,7 @@ class FakeSearch:
         gate = self.hold.get(question)
         if gate is not None:
             gate.wait(10)
-        return Answer(question, [fake_hit(question, "a.md")], 0.2, 5, resolved.label)
+        return Answer(question, [fake_hit(question, self.path, self.kept)], 0.2, 5, resolved.label)
 
 
 def install_fake(app: ChunkscopeApp, monkeypatch) -> FakeSearch:
@@ -163,6 +178,71 @@ async def test_emptying_the_box_clears_the_results_and_searches_nothing(monkeypa
         await pilot.pause(query_pane_module.DEBOUNCE_SECONDS + 0.3)
         assert pane._answer is None and pane.query_one("#hits", OptionList).option_count == 0  # noqa: SLF001
         assert fake.asked == ["hip"]
+
+
+async def test_down_from_the_question_highlights_the_first_result_and_enter_jumps_to_it(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        fake = install_fake(app, monkeypatch)
+        fake.path, fake.kept = FK, False  # under the threshold: the list starts with the (disabled) threshold line
+        ex = app.explorer
+        ex.search.indexed.add(ex.resolved.fingerprint())
+        pane, box = await open_query(pilot, app)
+        await pilot.press(*"knee", "enter")
+        await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
+        hits = pane.query_one("#hits", OptionList)
+        assert hits.get_option_at_index(0).disabled  # the threshold line comes first
+        assert "Results" in ex.query_one(KeyBar).render().plain  # the footer offers the way down
+        await pilot.press("down")
+        assert hits.has_focus and hits.highlighted is not None
+        assert hits.get_option_at_index(hits.highlighted).id == "hit-0"
+        # The footer says what Enter does there; down moves within the results now.
+        assert "Jump to source" in ex.query_one(KeyBar).render().plain
+        await pilot.press("down")
+        assert hits.has_focus and hits.get_option_at_index(hits.highlighted).id == "hit-0"  # the only hit
+        await pilot.press("up", "up")
+        assert hits.has_focus and hits.get_option_at_index(hits.highlighted).id == "hit-0"  # never the line
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ex.current_path == FK and ex.result.doc.path == FK and ex.selected == 0,
+                       what="the jump to the hit's chunk")
+
+
+async def test_indexing_says_the_model_loads_and_goes_on_behind_escape(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app)
+        fake = install_fake(app, monkeypatch)
+        gate = fake.index_gate = threading.Event()
+        ex = app.explorer
+        pane, box = await open_query(pilot, app)
+        index_status = pane.query_one("#index-status")
+        footer = ex.query_one(KeyBar)
+        try:
+            await pilot.press(*"pelvis")
+            assert "Press Enter to index" in str(pane.query_one("#query-status").render())
+            await pilot.press("enter")
+            # Nothing written yet: the row says the model is loading, not a stuck "0% 0/10".
+            await wait_for(pilot, lambda: fake.index_started.is_set()
+                           and "10 chunks to write" in str(index_status.render()), what="the first progress")
+            assert "loading the embedding model" in str(index_status.render())
+            assert "0/10" not in str(index_status.render())
+            status = str(pane.query_one("#query-status").render())
+            assert "Press Enter" not in status and "Indexing the tree" in status
+            assert "indexing" in footer.render().plain
+            # The first Escape only leaves the question field; the pane and the indexing stay.
+            await pilot.press("escape")
+            assert ex.query_one(SourceView).has_focus and ex.query_one("#bottom").has_class("-open")
+            # The second closes the pane; the footer still says the index is being built.
+            await pilot.press("escape")
+            assert not ex.query_one("#bottom").has_class("-open")
+            assert any(w.group == "index" and w.is_running for w in pane.workers)
+            assert "indexing" in footer.render().plain
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: pane._answer is not None and footer.status == "",  # noqa: SLF001
+                       what="the index and the answer")
+        assert "indexing" not in footer.render().plain and fake.asked == ["pelvis"]
 
 
 @pytest.mark.model

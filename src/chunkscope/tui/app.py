@@ -29,7 +29,8 @@ class ChunkscopeApp(App[int]):
 
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="leave chunkscope"),
-        Binding("ctrl+q", "quit", "Quit", id="app.quit-anywhere", show=False, priority=True,
+        # Shown in the footer only where q types a letter (a text field): the footer shows one key per action.
+        Binding("ctrl+q", "quit", "Quit", id="app.quit-anywhere", priority=True,
                 tooltip="leave chunkscope, even from a text field"),
         Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="keys, colours and commands"),
     ]
@@ -63,14 +64,14 @@ class ChunkscopeApp(App[int]):
         from .screens.compare import CompareScreen
         from .screens.evaluation import EvaluationScreen
         from .widgets.lint_pane import LintPane
-        from .widgets.query_pane import QueryPane
+        from .widgets.query_pane import HitList, QueryPane
         from .widgets.source_view import SourceView
 
         groups = [
             ("Everywhere", list(self.BINDINGS)),
             ("Explorer", list(ExplorerScreen.BINDINGS)),
             ("Source view", list(SourceView.BINDINGS)),
-            ("Query pane", list(QueryPane.BINDINGS)),
+            ("Query pane", list(QueryPane.BINDINGS) + list(HitList.BINDINGS)),
             ("Lint pane", list(LintPane.BINDINGS)),
             ("Compare mode", list(CompareScreen.BINDINGS)),
             ("Evaluation", list(EvaluationScreen.BINDINGS)),

@@ -23,6 +23,7 @@ from ..session import FileResult, available_strategies, chunk_file, resolve
 from ..widgets.key_bar import KeyBar
 from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
+from ..wording import plural
 
 
 def default_other(config: Config, current: ResolvedStrategy, other: str | None) -> ResolvedStrategy:
@@ -138,7 +139,8 @@ class CompareScreen(Screen):
             return
         self.results[msg.side] = msg.result
         view = self.query_one(f"#side-{msg.side}", SourceView)
-        view.border_title = f"{msg.side.upper()}: {msg.result.resolved.label} · {len(msg.result.chunks)} chunks"
+        count = plural(len(msg.result.chunks), "chunk")
+        view.border_title = f"{msg.side.upper()}: {msg.result.resolved.label} · {count}"
         view.layout_data = msg.layout
         if msg.result.error:
             self.notify(visible(msg.result.error, oneline=True), title=f"side {msg.side.upper()} failed", severity="error")
@@ -170,9 +172,10 @@ class CompareScreen(Screen):
         differ = len(d.only_a) + len(d.only_b)
         t = Text.assemble(
             (visible(self.path, oneline=True), "bold"), "  ",
-            (f"{differ} chunks differ", "bold #e5c07b" if differ else "bold #7ee787"),
+            (f"{plural(differ, 'chunk')} {'differs' if differ == 1 else 'differ'}",
+             "bold #e5c07b" if differ else "bold #7ee787"),
             f" ({len(d.only_a)} only in A, {len(d.only_b)} only in B, {d.identical} identical)  ·  ",
-            f"A {d.a_chunks} chunks, B {d.b_chunks} chunks  ·  ",
+            f"A {plural(d.a_chunks, 'chunk')}, B {plural(d.b_chunks, 'chunk')}  ·  ",
             (f"{len(d.boundaries_only_a) + len(d.boundaries_only_b)} boundaries differ", ""),
             ("  (≠: a chunk the other side lacks)", "dim"),
         )

@@ -87,7 +87,9 @@ class EvaluationScreen(Screen):
     BINDINGS = [
         Binding("escape,v", "close", "Back", id="evaluation.back",
                 tooltip="stop the evaluation (if it runs) and go back to the explorer"),
-        Binding("r", "rerun", "Run again", id="evaluation.rerun", tooltip="probe every strategy again"),
+        Binding("r", "rerun", "Run again", id="evaluation.rerun",
+                tooltip="run the probe again on the same columns: the strategy in force when this view opened "
+                        "and each configured preset"),
     ]
 
     class Progress(Message):

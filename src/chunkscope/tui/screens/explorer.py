@@ -16,7 +16,7 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher
+from textual.widgets import ContentSwitcher, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import visible
@@ -31,6 +31,7 @@ from ..widgets.histogram import TokenHistogram
 from ..widgets.key_bar import KeyBar
 from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
+from ..wording import plural
 
 if TYPE_CHECKING:
     from ..widgets.chunk_table import ChunkTable
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
 POLL_SECONDS = 1.0
 #: A file cut taking longer than this is announced (a strategy stuck on a document).
 SLOW_CUT_SECONDS = 5.0
+#: Terminal widths (columns) where the explorer's layout changes, and the height below which it is "short".
+NARROW_BELOW = 100
+WIDE_FROM = 140
+SHORT_BELOW = 32
 
 
 class ExplorerScreen(Screen):
@@ -48,13 +53,16 @@ class ExplorerScreen(Screen):
 
     BINDINGS = [
         Binding("slash", "query", "Query", id="explorer.query", tooltip="open the query pane and type a question"),
+        Binding("f", "focus('docs')", "Files", id="explorer.files",
+                tooltip="the docs tree (on a narrow terminal it opens over the source; Enter or Escape closes it)"),
         Binding("l", "lint", "Lint", id="explorer.lint", tooltip="the tree's lint findings; Enter jumps to one"),
         Binding("c", "compare", "Compare", id="explorer.compare",
                 tooltip="two strategies (or parameter sets) side by side on this file"),
         Binding("v", "evaluate", "Evaluate", id="explorer.evaluate",
-                tooltip="probe the current strategy and every preset: retrieval metrics side by side"),
+                tooltip="probe the current strategy and every configured preset: retrieval metrics side by side"),
         Binding("e", "expect", "Expect chunk", id="explorer.expect",
-                tooltip="the query pane then shows this chunk's rank for the question, and why it missed"),
+                tooltip="mark the selected chunk as the one a question should find (the query pane shows its rank "
+                        "and why it missed); e on the same chunk again clears the mark"),
         Binding("n", "next_chunk", "Next chunk", id="explorer.next-chunk", tooltip="select the next chunk"),
         Binding("p", "prev_chunk", "Prev chunk", id="explorer.prev-chunk", tooltip="select the previous chunk"),
         Binding("right_square_bracket", "next_file", "Next file", id="explorer.next-file", show=False,
@@ -63,13 +71,18 @@ class ExplorerScreen(Screen):
                 tooltip="open the previous file of the tree"),
         Binding("s", "focus_strategy", "Strategy", id="explorer.strategy",
                 tooltip="focus the strategy picker (then tab to the parameters)"),
-        Binding("f", "focus('docs')", "Files", id="explorer.files", show=False, tooltip="focus the docs tree"),
         Binding("o", "focus('source')", "Source", id="explorer.source", show=False, tooltip="focus the source view"),
         Binding("w", "toggle_wrap", "Wrap lines", id="explorer.wrap",
                 tooltip="soft-wrap long lines in the source (off: one row per line, scroll sideways)"),
         Binding("escape", "close_pane", "Back", id="explorer.close-pane",
-                tooltip="close the query or lint pane, or leave a text field for the source view"),
+                tooltip="leave a text field for the source view; from anywhere else, close the query or lint pane"),
     ]
+
+    #: Width classes (see explorer.tcss): below 140 columns the docs tree becomes a drawer, below 100 the chunk
+    #: table and detail move under the source.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-medium"), (WIDE_FROM, "-wide")]
+    #: Height classes: below 32 rows the header and the panes give rows back to the source.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
 
     # Screen state is held in `var`s (no repaint): a reactive on the screen would redraw the whole screen.
     resolved: var[ResolvedStrategy] = var(None, always_update=True)  # type: ignore[arg-type]
@@ -163,7 +176,26 @@ class ExplorerScreen(Screen):
             self.query_one(SourceView).notice = "No Markdown files here."
             self._start_tree()
         self.set_interval(POLL_SECONDS, self.poll_files, name="poll files")
-        self.query_one(DocsTreeView).focus()
+        # Keys start in the tree where it is a column; where it is a drawer (narrow), in the source.
+        if self.app.size.width >= WIDE_FROM:
+            self.query_one(DocsTreeView).focus()
+        else:
+            self.query_one(SourceView).focus()
+
+    # --- the docs drawer (medium and narrow widths) -------------------------------------------------------------
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The docs tree shows as a drawer over the source while it has focus (a column on wide terminals)."""
+        self.set_class(isinstance(event.widget, DocsTreeView), "-tree-open")
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        if isinstance(event.widget, DocsTreeView):
+            self.remove_class("-tree-open")
+
+    @property
+    def tree_is_drawer(self) -> bool:
+        """Whether the docs tree is hidden until focused (the terminal is narrower than `WIDE_FROM`)."""
+        return not self.has_class("-wide")
 
     async def _after_first_frame(self) -> None:
         """Mount the side panes, then let the first cut start (it waits for this: see `rechunk_file`)."""
@@ -183,7 +215,8 @@ class ExplorerScreen(Screen):
         if self.current_path is None:
             title = "source"
         else:
-            n = f" · {len(r.chunks)} chunks" if r is not None and r.doc.path == self.current_path and r.chunks else ""
+            shown = r is not None and r.doc.path == self.current_path and r.chunks
+            n = f" · {plural(len(r.chunks), 'chunk')}" if shown else ""
             title = f"{visible(self.current_path, oneline=True)}{n}"
         subtitle = self.resolved.label if self.resolved is not None else ""
         # Only on change: a new border title refreshes the layout of the whole screen.
@@ -298,7 +331,17 @@ class ExplorerScreen(Screen):
             keep = len(r.chunks) - 1 if r.chunks else None
         self.selected = keep if keep is not None else (0 if r.chunks and msg.reason == "open" else keep)
         self._update_titles()
+        if msg.reason in ("change", "reload") and self.selected is not None and self._pending_jump is None:
+            # New boundaries: the selected chunk may now sit elsewhere in the file. Bring it into view, as n/p
+            # and the jumps do (after the refresh, when the view holds the new layout).
+            self.call_after_refresh(self._scroll_to_selected, msg.layout)
         self._apply_jump()
+
+    def _scroll_to_selected(self, layout: SourceLayout) -> None:
+        # The same cut (its completed layout may have replaced this one meanwhile: same chunks), not a newer one.
+        shown = self.layout_data
+        if shown is not None and shown.chunks is layout.chunks and self.selected is not None:
+            self.query_one(SourceView).scroll_to_chunk(self.selected)
 
     @property
     def last_rechunk(self) -> float | None:
@@ -361,13 +404,21 @@ class ExplorerScreen(Screen):
         if msg.result.lint_error:
             self.notify(visible(msg.result.lint_error, oneline=True), title="lint", severity="warning")
 
-    def set_strategy(self, resolved: ResolvedStrategy) -> None:
-        """Switch strategy or parameters: re-cut the open file now and the tree after."""
+    def set_strategy(self, resolved: ResolvedStrategy, *, from_bar: bool = False) -> None:
+        """Switch strategy or parameters: re-cut the open file now and the tree after.
+
+        Args:
+            resolved: the new strategy.
+            from_bar: the strategy bar sent it. The bar already shows it, and is never set back: by the time
+                this message is handled the typist may have moved on, and setting the bar to an older value
+                would rebuild its fields under their fingers (keys lost).
+        """
         self.workers.cancel_group(self, "file-complete")
         self._changed_at = self._changed_started = time.perf_counter()
         self.resolved = resolved
         bar = self.query_one(StrategyBar)
-        if bar.resolved is None or bar.resolved.fingerprint() != resolved.fingerprint() or bar.resolved.label != resolved.label:
+        if not from_bar and (bar.resolved is None or bar.resolved.fingerprint() != resolved.fingerprint()
+                             or bar.resolved.label != resolved.label):
             bar.resolved = resolved
         # The tree keeps its old counts until the new ones arrive (relabelling 100 files twice costs a redraw of
         # the whole screen); the histogram says the tree is being counted.
@@ -381,12 +432,14 @@ class ExplorerScreen(Screen):
 
     @on(StrategyBar.Changed, "#strategy-bar")
     def _strategy_changed(self, event: StrategyBar.Changed) -> None:
-        self.set_strategy(event.resolved)
+        self.set_strategy(event.resolved, from_bar=True)
 
     @on(DocsTreeView.FileChosen)
     def _file_chosen(self, event: DocsTreeView.FileChosen) -> None:
         if event.path != self.current_path:
             self.open_file(event.path, from_tree=True)
+        if event.picked and self.tree_is_drawer:
+            self.query_one(SourceView).focus()  # a file picked in the drawer: close it onto the source
 
     def on_chunk_table_chunk_highlighted(self, event: "ChunkTable.ChunkHighlighted") -> None:
         """A row of the chunk table was highlighted (by keys or the mouse): select that chunk."""
@@ -402,6 +455,10 @@ class ExplorerScreen(Screen):
     def on_query_pane_jump_to(self, event) -> None:  # QueryPane.JumpTo (the pane's module loads on first use)
         hit = event.hit
         self.open_file(hit.path, jump=(hit.start, None, None))
+
+    def on_query_pane_indexing_changed(self, event) -> None:  # QueryPane.IndexingChanged
+        """Indexing runs on when the pane is closed or left: the footer says so until it ends."""
+        self.query_one(KeyBar).status = event.text or ""
 
     def on_lint_pane_jump_to(self, event) -> None:  # LintPane.JumpTo
         f = event.finding
@@ -492,10 +549,14 @@ class ExplorerScreen(Screen):
             child.set_reactive(getattr(type(child), child_name), getattr(self, mine))
             self.watch(self, mine, partial(setattr, child, child_name), init=False)
 
-    async def _show_pane(self, pane_id: str) -> None:
+    async def _show_pane(self, pane_id: str) -> bool:
+        """Open the bottom pane on ``pane_id`` (mounting it on first use); False when the app is closing."""
         bottom = self.query_one("#bottom")
         bottom.add_class("-open")
+        self.add_class("-pane-open")  # the narrow layout makes room for it (explorer.tcss)
         switcher = self.query_one("#panes", ContentSwitcher)
+        if not switcher.is_attached:
+            return False  # the app is closing (a key typed after q): nothing to mount into
         if not switcher.query(f"#{pane_id}"):
             # The panes' modules load on first use too.
             from ..widgets.lint_pane import LintPane
@@ -510,10 +571,11 @@ class ExplorerScreen(Screen):
                 self._bind(pane, result="tree_result")
             await switcher.mount(pane)
         switcher.current = pane_id
+        return True
 
     async def action_query(self) -> None:
-        await self._show_pane("query-pane")
-        self.call_after_refresh(self.query_one("#query-pane").focus_input)
+        if await self._show_pane("query-pane"):
+            self.call_after_refresh(self.query_one("#query-pane").focus_input)
 
     async def action_lint(self) -> None:
         bottom = self.query_one("#bottom")
@@ -521,17 +583,23 @@ class ExplorerScreen(Screen):
         if bottom.has_class("-open") and switcher.current == "lint-pane":
             self.action_close_pane()
             return
-        await self._show_pane("lint-pane")
-        self.call_after_refresh(self.query_one("#lint-pane").focus_list)
+        if await self._show_pane("lint-pane"):
+            self.call_after_refresh(self.query_one("#lint-pane").focus_list)
 
     def action_close_pane(self) -> None:
-        """Escape: close the open pane; else leave the focused field (keys work again) for the source view."""
+        """Escape: leave a text field for the source view (keys work again; an open pane stays open, its work
+        goes on); from anywhere else in a pane, or from the source, close the pane."""
         bottom = self.query_one("#bottom")
         focused = self.focused
+        view = self.query_one(SourceView)
+        if isinstance(focused, Input):
+            view.focus()
+            return
         in_pane = focused is not None and bottom in focused.ancestors_with_self
-        if bottom.has_class("-open") and (in_pane or focused is self.query_one(SourceView)):
+        if bottom.has_class("-open") and (in_pane or focused is view):
             bottom.remove_class("-open")
-        self.query_one(SourceView).focus()
+            self.remove_class("-pane-open")
+        view.focus()
 
     @on(events.Mount)
     def _initial_wrap(self) -> None:
@@ -582,8 +650,14 @@ class ExplorerScreen(Screen):
             self.notify("Select a chunk first (click it in the source or pick a row).", severity="warning")
             return
         c = r.chunks[i]
+        old = self.expected
+        if old is not None and (old.path, old.start, old.end) == (c.path, c.start, c.end):
+            self.expected = None  # e on the expected chunk again: no chunk is expected any more
+            self.notify(f"No chunk expected any more (#{c.index} of {visible(c.path, oneline=True)} was).")
+            return
         self.expected = Expected(c.path, c.start, c.end, c.index, c.start_line, r.resolved.label)
-        await self._show_pane("query-pane")
+        if not await self._show_pane("query-pane"):
+            return
         pane = self.query_one("#query-pane")
         question = pane.query_one("#query-input").value
         if question.strip():
@@ -606,8 +680,8 @@ class ExplorerScreen(Screen):
         self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search))
 
     async def rebuild_index(self) -> None:
-        await self._show_pane("query-pane")
-        self.query_one("#query-pane").rebuild_index()
+        if await self._show_pane("query-pane"):
+            self.query_one("#query-pane").rebuild_index()
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False, name="export")
     def export_chunks(self) -> None:

@@ -66,6 +66,10 @@ COMMANDS_HELP = (
 )
 
 
+#: How to leave help, said at its top and on its border (the screen has no footer).
+CLOSE_HINT = "esc (or q, ?, F1) closes this help · ↑↓ PgUp PgDn scroll"
+
+
 class HelpScreen(ModalScreen[None]):
     """Keys, colours and commands; any of escape, q, ? or F1 closes it."""
 
@@ -87,8 +91,11 @@ class HelpScreen(ModalScreen[None]):
         self.keymap = keymap
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(Text("chunkscope — keys", style="bold"))
+        with VerticalScroll() as box:
+            box.border_title = "chunkscope — keys"
+            box.border_subtitle = CLOSE_HINT
+            yield Static(Text.assemble(("chunkscope — keys", "bold"), ("   " + CLOSE_HINT, "bold #e5c07b")),
+                         id="help-close-hint")
             yield Static(binding_rows(self.groups, self.keymap))
             yield Static(legend())
             yield Static(Text("\n" + COMMANDS_HELP, style="#8b949e"))

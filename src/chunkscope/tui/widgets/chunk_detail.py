@@ -13,6 +13,7 @@ from textual.widgets import RichLog
 from ...safe_text import visible
 from ...config import Config
 from ..session import FileResult, chunk_citation, chunk_link
+from ..wording import plural
 
 
 class ChunkDetail(RichLog, can_focus=True):
@@ -28,7 +29,8 @@ class ChunkDetail(RichLog, can_focus=True):
     """The chunk to show."""
 
     def __init__(self, config: Config, *, id: str | None = None) -> None:
-        super().__init__(id=id, wrap=True, highlight=False, markup=False, auto_scroll=False)
+        # min_width: RichLog lays content out at least 78 wide; in a narrower pane that would scroll sideways.
+        super().__init__(id=id, wrap=True, highlight=False, markup=False, auto_scroll=False, min_width=20)
         self.config = config
         self._shown: object = None
 
@@ -37,6 +39,11 @@ class ChunkDetail(RichLog, can_focus=True):
 
     def watch_result(self) -> None:
         self._show()
+
+    def on_resize(self) -> None:
+        # The log keeps lines laid out at the old width: lay the chunk out again at the new one.
+        self._shown = None
+        self.call_after_refresh(self._show)
 
     def watch_selected(self) -> None:
         self._show()
@@ -58,7 +65,7 @@ class ChunkDetail(RichLog, can_focus=True):
             body._put(Text(f"Cutting {visible(r.doc.path, oneline=True)} with {r.resolved.label}…", style="dim italic"))
             return
         if i is None or not (0 <= i < len(r.chunks)):
-            body._put(Text(f"{len(r.chunks)} chunks. Select one in the table or click it in the source.",
+            body._put(Text(f"{plural(len(r.chunks), 'chunk')}. Select one in the table or click it in the source.",
                              style="dim italic"))
             return
         c = r.chunks[i]

@@ -24,12 +24,13 @@ class DocsTreeView(Tree[str]):
     """
 
     class FileChosen(Message):
-        """The cursor moved onto a file (the explorer opens it)."""
+        """The cursor moved onto a file (the explorer opens it); ``picked``: by Enter or a click, not by moving."""
 
-        def __init__(self, tree: "DocsTreeView", path: str) -> None:
+        def __init__(self, tree: "DocsTreeView", path: str, picked: bool = False) -> None:
             super().__init__()
             self.tree = tree
             self.path = path
+            self.picked = picked
 
         @property
         def control(self) -> "DocsTreeView":
@@ -116,4 +117,4 @@ class DocsTreeView(Tree[str]):
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         event.stop()
         if event.node.data is not None:
-            self.post_message(self.FileChosen(self, event.node.data))
+            self.post_message(self.FileChosen(self, event.node.data, picked=True))

@@ -8,6 +8,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ..wording import plural
+
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
@@ -41,7 +43,7 @@ def histogram_text(label: str, counts: list[int] | None, limit: int | None, bins
     if limit and all((i * step + 1) <= limit for i in range(nbins)):
         out.append("┃", style="bold #e5c07b")
     over = sum(1 for c in counts if limit is not None and c > limit)
-    out.append(f" {len(counts)} chunks · median {statistics.median(counts):.0f} · max {max(counts)}", style="")
+    out.append(f" {plural(len(counts), 'chunk')} · median {statistics.median(counts):.0f} · max {max(counts)}")
     if limit is not None:
         out.append(f"/{limit}", style="#e5c07b")
         out.append(f" · {over} over", style="bold #ff5f5f" if over else "dim")

@@ -21,17 +21,35 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
+from ..debounce import DEBOUNCE_SECONDS
 from ..search import Answer, Expected, SearchSession, retrieval_available
+from ..wording import plural
+from .ordered_input import OrderedInput
 
-#: Seconds of quiet after the last keystroke before searching: one search per pause, not one per key.
-DEBOUNCE_SECONDS = 0.3
+
+class HitList(OptionList):
+    """The ranked hits; Enter on one shows its chunk in the source (said in the footer)."""
+
+    BINDINGS = [
+        Binding("enter", "select", "Jump to source", id="query.jump",
+                tooltip="open the hit's file with its chunk selected, scrolled into view"),
+    ]
+
+
+#: What the indexing row says until the first batch is written (the model loads first, for seconds).
+LOADING_TEXT = "loading the embedding model… (ctrl+x stops)"
 
 
 class QueryPane(Vertical):
     """The query pane; the explorer gives it the strategy, the open file and the expected chunk."""
 
     BINDINGS = [
-        Binding("ctrl+x", "cancel_index", "Stop indexing", id="query.cancel-index",
+        # Priority, so the footer shows it over the text field's own (unused) down; off inside the results.
+        Binding("down", "focus_hits", "Results", id="query.results", priority=True,
+                tooltip="from the question to the results, the first one highlighted (Enter on a result jumps "
+                        "to it in the source)"),
+        # Priority: in the question field ctrl+x is otherwise the field's "cut" (only while indexing runs).
+        Binding("ctrl+x", "cancel_index", "Stop indexing", id="query.cancel-index", priority=True,
                 tooltip="stop indexing between batches; the next question resumes where it stopped"),
     ]
 
@@ -42,7 +60,7 @@ class QueryPane(Vertical):
     QueryPane Checkbox { border: none; padding: 0 1; height: 1; background: transparent; }
     QueryPane #index-row { height: 1; display: none; }
     QueryPane #index-row.-busy { display: block; }
-    QueryPane #index-progress { width: 40; }
+    QueryPane #index-progress { width: 30%; max-width: 40; }
     QueryPane #index-status { width: 1fr; padding: 0 1; color: $text-muted; }
     QueryPane #query-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     QueryPane #expect-status { height: auto; max-height: 3; padding: 0 1; display: none; }
@@ -91,6 +109,13 @@ class QueryPane(Vertical):
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, QueryPane.Progress)
 
+    class IndexingChanged(Message):
+        """Indexing started, moved on or ended (``text`` None): the screen shows it outside the pane too."""
+
+        def __init__(self, text: str | None) -> None:
+            super().__init__()
+            self.text = text
+
     class Answered(Message):
         """Hits for a question; ``search`` numbers the search it answers (a newer one makes it stale)."""
 
@@ -112,8 +137,8 @@ class QueryPane(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="query-row"):
-            yield Input(placeholder="ask the docs a question (Enter; once indexed, results follow as you type)",
-                        compact=True, id="query-input")
+            yield OrderedInput(placeholder="ask the docs a question (Enter; once indexed, results follow as you "
+                               "type)", compact=True, id="query-input")
             yield Checkbox("this file only", id="filter-file", compact=True,
                            tooltip="only chunks of the open file")
             yield Checkbox("this chapter only", id="filter-chapter", compact=True,
@@ -123,13 +148,22 @@ class QueryPane(Vertical):
             yield Label("", id="index-status")
         yield Static(id="expect-status")
         yield Static(self._unavailable or self._idle_text(), id="query-status")
-        yield OptionList(id="hits")
+        yield HitList(id="hits")
 
     def on_mount(self) -> None:
         self._show_verdict()
 
     def focus_input(self) -> None:
         self.query_one("#query-input", Input).focus()
+
+    def action_focus_hits(self) -> None:
+        """Down from the question (or a filter): into the results, the first hit highlighted."""
+        hits = self.query_one("#hits", HitList)
+        if not any(not o.disabled for o in hits.options):
+            return
+        hits.focus()
+        if hits.highlighted is None:
+            hits.action_first()  # the first enabled row: a threshold line is never highlighted
 
     # --- asking ------------------------------------------------------------------------------------------------
 
@@ -178,6 +212,7 @@ class QueryPane(Vertical):
         self._search_seq += 1
         self.workers.cancel_group(self, "query")
         self._answer = None
+        self.refresh_bindings()
         self.query_one("#hits", OptionList).clear_options()
         if not self._unavailable and not self._indexing():
             self._status(self._idle_text())
@@ -234,9 +269,12 @@ class QueryPane(Vertical):
         return any(w.group == "index" and w.is_running for w in self.workers)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # "Stop indexing" is offered (and shown in the footer) only while an index build runs.
+        # "Stop indexing" is offered (and shown in the footer) only while an index build runs; "Results" only
+        # when there are results to go to.
         if action == "cancel_index":
             return self._indexing()
+        if action == "focus_hits":
+            return self._answer is not None and bool(self._answer.hits) and not self.query_one("#hits").has_focus
         return True
 
     def _status(self, text: str | Text, error: bool = False) -> None:
@@ -266,19 +304,32 @@ class QueryPane(Vertical):
     def _show_indexing(self, resolved: ResolvedStrategy) -> None:
         self.query_one("#index-row").add_class("-busy")
         self.query_one("#index-progress", ProgressBar).update(total=None, progress=0)
-        self.query_one("#index-status", Label).update(
-            f"indexing the tree with {resolved.label} (loading the model on first use)… ctrl+x stops")
+        self.query_one("#index-status", Label).update(LOADING_TEXT)
+        question = self.query_one("#query-input", Input).value.strip()
+        wait = f"; then “{visible(question, oneline=True)}” is asked" if question and self._pending else ""
+        self._status(f"Indexing the tree with {resolved.label}{wait}. It goes on if you leave this field or "
+                     "close the pane (the footer shows it).")
+        self.post_message(self.IndexingChanged("indexing: loading the model"))
 
     def on_query_pane_progress(self, msg: "QueryPane.Progress") -> None:
+        if not self._indexing():
+            return  # a late message from a stopped run
         bar = self.query_one("#index-progress", ProgressBar)
-        bar.update(total=max(msg.total, 1), progress=msg.done)
         s = msg.stats
+        if msg.done == 0 and msg.total > 0:
+            # Nothing written yet: the first batch waits for the model to load (seconds), not a stuck 0%.
+            bar.update(total=None, progress=0)
+            self.query_one("#index-status", Label).update(f"{plural(msg.total, 'chunk')} to write; {LOADING_TEXT}")
+            return
+        bar.update(total=max(msg.total, 1), progress=msg.done)
         self.query_one("#index-status", Label).update(
             f"{msg.done}/{msg.total} chunks written · {s.get('embedded', 0)} embedded · {s.get('cached', 0)} cached "
             f"· {s.get('unchanged', 0)} unchanged  (ctrl+x stops)")
+        self.post_message(self.IndexingChanged(f"indexing {msg.done}/{msg.total}"))
 
     def on_query_pane_indexed(self, msg: "QueryPane.Indexed") -> None:
         self.query_one("#index-row").remove_class("-busy")
+        self.post_message(self.IndexingChanged(None))
         r = msg.report
         if r.cancelled:
             self._status(f"Indexing stopped after {r.upserted} chunks; ask again to resume.")
@@ -322,6 +373,8 @@ class QueryPane(Vertical):
         if event.state != WorkerState.ERROR:
             return
         self.query_one("#index-row").remove_class("-busy")
+        if event.worker.group == "index":
+            self.post_message(self.IndexingChanged(None))
         err = event.worker.error
         self._status(visible(f"{event.worker.name} failed: {err}", oneline=True), error=True)
         report = getattr(self.screen, "report_failure", None)
@@ -337,8 +390,12 @@ class QueryPane(Vertical):
 
     # --- showing -----------------------------------------------------------------------------------------------
 
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()  # "Results" (down) is off while the results have focus
+
     def _show_answer(self, a: Answer) -> None:
         self._answer = a
+        self.refresh_bindings()  # "Results" (down) is offered once there are hits
         hits = self.query_one("#hits", OptionList)
         hits.clear_options()
         where = ""

@@ -16,7 +16,9 @@ from textual.widgets import Input, Label, Select
 
 from ...chunk import Param, ParamError, UnknownStrategy, strategy_class
 from ...config import Config, ResolvedStrategy
+from ..debounce import Debouncer
 from ..session import available_strategies, resolve
+from .ordered_input import OrderedInput
 
 
 def param_text(p: Param, value: Any) -> str:
@@ -29,7 +31,12 @@ def param_text(p: Param, value: Any) -> str:
 
 
 class StrategyBar(Widget):
-    """Pick a strategy or preset; edit its parameters; every valid change is posted as `StrategyBar.Changed`."""
+    """Pick a strategy or preset; edit its parameters; every valid change is posted as `StrategyBar.Changed`.
+
+    A typed value is checked at each keystroke (a bad one is flagged at once) but posted only after a pause in
+    typing (`debounce.DEBOUNCE_SECONDS`) or on Enter: re-cutting every intermediate value ("5" on the way to
+    "512") would keep the app busy with values nobody asked for. A choice (strategy, bool, enum) is posted at once.
+    """
 
     DEFAULT_CSS = """
     StrategyBar { height: auto; }
@@ -37,7 +44,9 @@ class StrategyBar(Widget):
     StrategyBar #bar-row { height: 1; }
     StrategyBar .bar-label { padding: 0 1 0 0; color: $text-muted; }
     StrategyBar #strategy-select { width: 26; margin-right: 2; }
-    StrategyBar #params { height: 1; scrollbar-size-horizontal: 0; }
+    StrategyBar #params-row { height: 1; width: 1fr; }
+    StrategyBar #params { height: 1; width: 1fr; scrollbar-size-horizontal: 0; }
+    StrategyBar #params-more { width: auto; margin-right: 1; color: $accent; text-style: bold; }
     StrategyBar .param-label { padding: 0 1 0 1; }
     StrategyBar .param-range { padding: 0 1 0 0; color: $text-muted; }
     StrategyBar Input.param { width: 10; }
@@ -70,7 +79,10 @@ class StrategyBar(Widget):
         self._base = self._base_name(resolved)
         self._available = available_strategies()
         self._status_text = ""
+        self._more_text = ""
         self._editor_ready = False
+        #: Posts the typed value once the typist pauses.
+        self._typing = Debouncer(self, self._apply, name="parameter debounce")
         self.set_reactive(StrategyBar.resolved, resolved)
 
     def _base_name(self, resolved: ResolvedStrategy) -> str:
@@ -94,8 +106,11 @@ class StrategyBar(Widget):
                 # The first frame shows the strategy and its values as plain text: the picker and the typed inputs
                 # are two dozen widgets, most of the start-up's styling work, mounted right after that frame.
                 yield Label(self._summary(), id="bar-summary")
-                yield HorizontalScroll(id="params", can_focus=False)
-            yield Label("", id="param-status")
+                with Horizontal(id="params-row"):
+                    yield HorizontalScroll(id="params", can_focus=False)
+                    # Says that parameters are cut off at this width (Tab scrolls the row to each of them).
+                    yield Label("", id="params-more")
+            yield Label("", id="param-status", classes="-empty")
 
     def _summary(self) -> Text:
         resolved = self.resolved
@@ -107,7 +122,23 @@ class StrategyBar(Widget):
         return text
 
     def on_mount(self) -> None:
+        params = self.query_one("#params", HorizontalScroll)
+        self.watch(params, "scroll_x", self._show_more, init=False)
         self.call_after_refresh(self._mount_editor)
+
+    def on_resize(self) -> None:
+        # After the layout settles: the row's width and its content's width are known only then.
+        self.call_after_refresh(self._show_more)
+
+    def _show_more(self) -> None:
+        """``◂``/``▸`` beside the parameters when some are scrolled out of sight on either side."""
+        params = self.query_one("#params", HorizontalScroll)
+        left = params.scroll_x > 0
+        right = params.scroll_x < params.max_scroll_x
+        mark = ("◂" if left else "") + ("▸ tab" if right else "")
+        if mark != self._more_text:  # an update lays the bar out again: only on change
+            self._more_text = mark
+            self.query_one("#params-more", Label).update(mark)
 
     async def _mount_editor(self) -> None:
         """Replace the text of the first frame with the picker and the parameter editor."""
@@ -116,7 +147,7 @@ class StrategyBar(Widget):
         self._editor_ready = True
         select = Select(self.options(), value=self._base, allow_blank=False, compact=True, id="strategy-select",
                         tooltip="the chunking strategy (or a preset from your config)")
-        await self.query_one("#bar-row").mount(select, before="#params")
+        await self.query_one("#bar-row").mount(select, before="#params-row")
         await self.query_one("#bar-summary").remove()
         await self._build_params()
 
@@ -136,6 +167,7 @@ class StrategyBar(Widget):
         await box.remove_children()  # ids are reused: the old inputs must be gone first
         await box.mount_all(self._param_widgets())
         self._status("")
+        self.call_after_refresh(self._show_more)
 
     def _param_widgets(self) -> list[Widget]:
         """A label, a typed input (or a choice) and the range, for each declared parameter."""
@@ -155,8 +187,8 @@ class StrategyBar(Widget):
             else:
                 # Typed: an integer field takes only digits, a number field a decimal; coerce() checks the rest.
                 kind = {int: "integer", float: "number"}.get(p.type, "text")
-                inp = Input(param_text(p, value), type=kind, compact=True, id=f"param-{p.name}", classes="param",
-                            tooltip=tip, select_on_focus=True)
+                inp = OrderedInput(param_text(p, value), type=kind, compact=True, id=f"param-{p.name}",
+                                   classes="param", tooltip=tip, select_on_focus=True)
                 if p.type in (list, dict, str):
                     inp.add_class("-wide")
                 widgets.append(inp)
@@ -170,10 +202,13 @@ class StrategyBar(Widget):
             self._status_text = text
             status.update(text)
         status.set_class(error, "-error")
+        status.set_class(not text, "-empty")  # a short terminal hides the empty line (explorer.tcss)
 
     async def watch_resolved(self, old: ResolvedStrategy | None, new: ResolvedStrategy | None) -> None:
         if new is None:
             return
+        # Set from outside (the palette, compare's swap): that choice wins over a typed value still waiting.
+        self._typing.cancel()
         base = self._base_name(new)
         if old is not None and base == self._base and old.fingerprint() == new.fingerprint():
             return
@@ -214,7 +249,8 @@ class StrategyBar(Widget):
                 errors.append((w, str(exc)))
         return values, errors
 
-    def _apply(self) -> None:
+    def _validated(self) -> ResolvedStrategy | None:
+        """The strategy the editor's values make, or None with the invalid fields flagged and the reason shown."""
         values, errors = self._collect()
         for w in self.query(".param"):
             w.remove_class("-invalid")
@@ -222,28 +258,52 @@ class StrategyBar(Widget):
             for w, _ in errors:
                 w.add_class("-invalid")
             self._status("✖ " + errors[0][1], error=True)
-            return
+            return None
         try:
             defaults = resolve(self.config, self._base).params
             overrides = {k: v for k, v in values.items() if defaults.get(k) != v}
             new = resolve(self.config, self._base, overrides)
         except (ParamError, UnknownStrategy) as exc:
             self._status("✖ " + str(exc), error=True)
-            return
+            return None
         self._status("")
-        if self.resolved is not None and new.fingerprint() == self.resolved.fingerprint() and new.label == self.resolved.label:
+        return new
+
+    def _is_current(self, new: ResolvedStrategy) -> bool:
+        r = self.resolved
+        return r is not None and new.fingerprint() == r.fingerprint() and new.label == r.label
+
+    def _apply(self) -> None:
+        """Post the editor's values as the new strategy (read now: the text may have changed since the keystroke)."""
+        new = self._validated()
+        if new is None or self._is_current(new):
             return
         self.set_reactive(StrategyBar.resolved, new)
         self.post_message(self.Changed(self, new))
 
+    @property
+    def typing_pending(self) -> bool:
+        """Whether a typed value waits for the pause in typing before it is posted."""
+        return self._typing.pending
+
     @on(Input.Changed, ".param")
     def _param_typed(self, event: Input.Changed) -> None:
         event.stop()
-        self._apply()
+        new = self._validated()  # flag a bad value at once
+        if new is None or self._is_current(new):
+            self._typing.cancel()  # back to the value in force, or invalid: nothing to post
+            return
+        self._typing.poke()
+
+    @on(Input.Submitted, ".param")
+    def _param_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._typing.flush()
 
     @on(Select.Changed, ".param")
     def _param_chosen(self, event: Select.Changed) -> None:
         event.stop()
+        self._typing.cancel()
         self._apply()
 
     @on(Select.Changed, "#strategy-select")
@@ -257,6 +317,7 @@ class StrategyBar(Widget):
         except Exception as exc:  # noqa: BLE001 - ParamError, or a strategy module that fails to import
             self._status("✖ " + str(exc), error=True)
             return
+        self._typing.cancel()
         self._base = base
         self.set_reactive(StrategyBar.resolved, new)
         await self._build_params()
