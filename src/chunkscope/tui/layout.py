@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from rich.cells import cell_len, get_character_cell_size, split_graphemes
 from rich.segment import Segment
@@ -125,6 +125,8 @@ class SourceLayout:
         #: perf_counter() of the change this layout answers, and of its first drawn line (live-tuning latency).
         self.requested_at: float | None = None
         self.drawn_at: float | None = None
+        #: Called (once, on the UI thread, right after that frame) when its first line has been drawn.
+        self.on_drawn: Callable[[], object] | None = None
         self.text = doc.text
         self.chunks = chunks
         self.truncations = truncations or {}

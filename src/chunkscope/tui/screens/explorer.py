@@ -7,7 +7,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -44,6 +44,22 @@ SLOW_CUT_SECONDS = 5.0
 NARROW_BELOW = 100
 WIDE_FROM = 140
 SHORT_BELOW = 32
+
+
+#: Seconds after which the table and detail follow a new cut even if the source view has not drawn it yet.
+SHOW_CUT_FALLBACK_SECONDS = 0.25
+
+
+class _Once:
+    """``fn(*args)`` on the first call only: the first of several triggers wins."""
+
+    def __init__(self, fn: Callable[..., object], *args: object) -> None:
+        self._fn, self._args, self._done = fn, args, False
+
+    def __call__(self) -> None:
+        if not self._done:
+            self._done = True
+            self._fn(*self._args)
 
 
 class ExplorerScreen(Screen):
@@ -302,7 +318,12 @@ class ExplorerScreen(Screen):
                 msg.layout.requested_at = self._changed_at
                 self._timed_layout = msg.layout
                 self._changed_at = None
-            self.call_after_refresh(self._show_cut, msg)
+            # The rest of the cut waits for the frame that draws these boundaries (a refresh that happened to be
+            # due already would not draw them: `call_after_refresh` alone let the table and detail go first). The
+            # timer covers a source view that is not on screen (the docs drawer or another pane over it).
+            once = _Once(self._show_cut, msg)
+            msg.layout.on_drawn = once
+            self.set_timer(SHOW_CUT_FALLBACK_SECONDS, once)
             return
         self._show_result(msg)
 
@@ -321,6 +342,10 @@ class ExplorerScreen(Screen):
         r = msg.result
         keep = self.selected if self.result is not None and self.result.doc.path == r.doc.path else None
         self.result = r
+        timed = self._timed_layout
+        if timed is not None and timed.drawn_at is None and timed is not msg.layout and timed.chunks is msg.layout.chunks:
+            # The completed cut replaced the boundaries before they were drawn: the timing goes on with it.
+            msg.layout.requested_at, self._timed_layout = timed.requested_at, msg.layout
         self.layout_data = msg.layout
         if r.complete and self._tree_stale:
             self._start_tree()

@@ -219,6 +219,8 @@ class SourceView(ScrollView, can_focus=True):
             return Strip([Segment("  " + text, base + Style(italic=True, dim=True))]).crop_extend(0, width, base)
         if layout.drawn_at is None:
             layout.drawn_at = time.perf_counter()
+            if layout.on_drawn is not None:
+                self.call_later(layout.on_drawn)  # after this frame, not inside it
         if self._rows is not None:
             return self._render_row(layout, scroll_y + y, width)
         if line >= layout.line_count:
