@@ -202,7 +202,9 @@ class ExplorerScreen(Screen):
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """The docs tree shows as a drawer over the source while it has focus (a column on wide terminals)."""
-        self.set_class(isinstance(event.widget, DocsTreeView), "-tree-open")
+        opened = isinstance(event.widget, DocsTreeView) and self.tree_is_drawer
+        if opened != self.has_class("-tree-open"):  # a class change restyles the whole screen: 13 ms here
+            self.set_class(opened, "-tree-open")
 
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         if isinstance(event.widget, DocsTreeView):
@@ -211,7 +213,8 @@ class ExplorerScreen(Screen):
     @property
     def tree_is_drawer(self) -> bool:
         """Whether the docs tree is hidden until focused (the terminal is narrower than `WIDE_FROM`)."""
-        return not self.has_class("-wide")
+        # From the size, not the "-wide" class: the breakpoint classes are applied after the first focus event.
+        return self.app.size.width < WIDE_FROM
 
     async def _after_first_frame(self) -> None:
         """Mount the side panes, then let the first cut start (it waits for this: see `rechunk_file`)."""
