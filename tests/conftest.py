@@ -57,3 +57,9 @@ def topic_docs(tmp_path: Path) -> Path:
     for name, text in TOPIC_DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
     return docs
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The Pilot tests run on asyncio (Textual's loop)."""
+    return "asyncio"

@@ -1,8 +1,21 @@
-"""Waiting on the real app in Pilot tests, shared by the TUI test modules."""
+"""The real app for Pilot tests, and waiting on it: shared by the TUI test modules."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
+
+
+def make_app(docs: Path = SAMPLE, config=None, strategy: str | None = None, **params):
+    """The real app on a docs tree (sample_docs by default), its config read as `chunkscope DOCS` reads it."""
+    from chunkscope.config import load_config, resolve_strategy
+    from chunkscope.docs import load_docs
+    from chunkscope.tui.app import ChunkscopeApp
+
+    cfg = config or load_config(docs)
+    return ChunkscopeApp(load_docs(docs, ignore=cfg.ignore), cfg, resolve_strategy(cfg, strategy, params or None))
 
 
 async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") -> None:

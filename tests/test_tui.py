@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from chunkscope.chunk import chunk_documents
-from chunkscope.config import Config, load_config, parse_config, resolve_strategy
-from chunkscope.docs import load_docs
+from chunkscope.config import parse_config, resolve_strategy
 
 pytest.importorskip("textual")
 
@@ -27,7 +26,7 @@ from chunkscope.tui.screens.help import HelpScreen  # noqa: E402
 from chunkscope.tui.widgets.chunk_table import ChunkTable  # noqa: E402
 from chunkscope.tui.widgets.docs_tree import DocsTreeView  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
-from tests.pilot import wait_for  # noqa: E402
+from tests.pilot import make_app, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -37,15 +36,7 @@ SIZE = (160, 50)
 FK = "module-1-foundations/02-forward-kinematics.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
-
-def make_app(docs: Path = SAMPLE, config: Config | None = None, strategy: str | None = None, **params) -> ChunkscopeApp:
-    cfg = config or load_config(docs)
-    tree = load_docs(docs, ignore=cfg.ignore)
-    return ChunkscopeApp(tree, cfg, resolve_strategy(cfg, strategy, params or None))
 
 
 def explorer(app: ChunkscopeApp) -> ExplorerScreen:

@@ -7,17 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.config import Config, parse_config, resolve_strategy
-from chunkscope.docs import load_docs
+from chunkscope.config import parse_config, resolve_strategy
 
 pytest.importorskip("textual")
 
 from textual.widgets import DataTable, Static  # noqa: E402
 
-from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.evaluation import SWEEP_HINT, EvaluationScreen, evaluation_strategies  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
-from tests.pilot import wait_for  # noqa: E402
+from tests.pilot import make_app, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -25,10 +23,6 @@ SIZE = (160, 50)
 PRESETS = {"small": {"strategy": "recursive", "chunk_size": 40, "chunk_overlap": 0},
            "by-section": {"strategy": "section", "level": 2, "min_tokens": 0}}
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
@@ -65,9 +59,6 @@ def tiny_docs(tmp_path: Path) -> Path:
     return root
 
 
-def make_app(docs: Path, config: Config) -> ChunkscopeApp:
-    tree = load_docs(docs, ignore=config.ignore)
-    return ChunkscopeApp(tree, config, resolve_strategy(config, None))
 
 
 def test_strategies_are_the_current_one_then_each_distinct_preset():

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.config import load_config, resolve_strategy
-from chunkscope.docs import load_docs
 
 pytest.importorskip("textual")
 
@@ -22,7 +20,7 @@ from chunkscope.tui.widgets.docs_tree import DocsTreeView  # noqa: E402
 from chunkscope.tui.widgets.histogram import TokenHistogram  # noqa: E402
 from chunkscope.tui.widgets.key_bar import KeyBar  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
-from tests.pilot import wait_for  # noqa: E402
+from tests.pilot import make_app, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -32,14 +30,7 @@ SIZE = (160, 45)
 ONE_CHUNK = "module-2-motion/index.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
-
-def make_app() -> ChunkscopeApp:
-    cfg = load_config(SAMPLE)
-    return ChunkscopeApp(load_docs(SAMPLE, ignore=cfg.ignore), cfg, resolve_strategy(cfg))
 
 
 async def ready(pilot, app: ChunkscopeApp) -> None:

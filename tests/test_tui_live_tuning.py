@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.config import load_config, resolve_strategy
-from chunkscope.docs import load_docs
 
 pytest.importorskip("textual")
 
@@ -21,7 +19,7 @@ from chunkscope.tui.screens import explorer as explorer_module  # noqa: E402
 from chunkscope.tui.widgets.docs_tree import DocsTreeView  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
 from chunkscope.tui.widgets.strategy_bar import StrategyBar  # noqa: E402
-from tests.pilot import press_burst, wait_for  # noqa: E402
+from tests.pilot import make_app, press_burst, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -30,14 +28,7 @@ FK = "module-1-foundations/02-forward-kinematics.md"
 SIZE = (160, 45)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
-
-def make_app(strategy: str | None = None) -> ChunkscopeApp:
-    cfg = load_config(SAMPLE)
-    return ChunkscopeApp(load_docs(SAMPLE, ignore=cfg.ignore), cfg, resolve_strategy(cfg, strategy))
 
 
 async def open_fk(pilot, app: ChunkscopeApp) -> None:

@@ -11,8 +11,7 @@ import pytest
 
 from chunkscope import chunk as chunk_mod
 from chunkscope.chunk import strategy_available, strategy_names
-from chunkscope.config import Config, load_config, parse_config, resolve_strategy
-from chunkscope.docs import load_docs
+from chunkscope.config import parse_config
 
 pytest.importorskip("textual")
 
@@ -24,7 +23,7 @@ from chunkscope.tui.session import available_strategies  # noqa: E402
 from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
 from chunkscope.tui.widgets.key_bar import KeyBar  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
-from tests.pilot import wait_for  # noqa: E402
+from tests.pilot import make_app, press_burst, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -34,14 +33,7 @@ SIZE = (160, 50)
 FK = "module-1-foundations/02-forward-kinematics.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
-
-def make_app(docs: Path = SAMPLE, config: Config | None = None) -> ChunkscopeApp:
-    cfg = config or load_config(docs)
-    return ChunkscopeApp(load_docs(docs, ignore=cfg.ignore), cfg, resolve_strategy(cfg))
 
 
 async def ready(pilot, app: ChunkscopeApp) -> None:
@@ -144,8 +136,9 @@ async def test_typing_searches_without_enter_and_a_stale_answer_is_never_shown(m
             show(answer)
 
         monkeypatch.setattr(pane, "_show_answer", record)
-        # One pause after the keystrokes: one search, no Enter.
-        await pilot.press(*"knee")
+        # One pause after the keystrokes: one search, no Enter. (Sent as one burst: on a loaded machine Pilot's
+        # key-by-key presses can leave a gap longer than the pause, which would search "kn" first.)
+        await press_burst(pilot, *"knee")
         await wait_for(pilot, lambda: shown == ["knee"], what="results while typing")
         assert fake.asked == ["knee"]
         hits = pane.query_one("#hits", OptionList)
@@ -153,9 +146,9 @@ async def test_typing_searches_without_enter_and_a_stale_answer_is_never_shown(m
         # A slow search for "pelvis" is overtaken by a newer keystroke: its late answer must not be shown.
         gate = fake.hold["pelvis"] = threading.Event()
         box.value = ""
-        await pilot.press(*"pelvis")
+        await press_burst(pilot, *"pelvis")
         await wait_for(pilot, lambda: fake.asked[-1:] == ["pelvis"], what="the slow search to start")
-        await pilot.press("space", *"joint")
+        await press_burst(pilot, "space", *"joint")
         gate.set()  # "pelvis" answers now, after the box moved on
         await wait_for(pilot, lambda: shown[-1:] == ["pelvis joint"], what="the newer answer")
         await pilot.pause(0.2)

@@ -13,20 +13,15 @@ import pytest
 
 pytest.importorskip("pytest_textual_snapshot")
 
-from chunkscope.config import load_config, resolve_strategy  # noqa: E402
-from chunkscope.docs import load_docs  # noqa: E402
-from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.compare import CompareScreen  # noqa: E402
 from chunkscope.tui.widgets.docs_tree import DocsTreeView  # noqa: E402
+from tests.pilot import make_app  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
 SIZE = (160, 50)
 FK = "module-1-foundations/02-forward-kinematics.md"
 
 
-def make_app(strategy: str | None = None) -> ChunkscopeApp:
-    cfg = load_config(SAMPLE)
-    return ChunkscopeApp(load_docs(SAMPLE, ignore=cfg.ignore), cfg, resolve_strategy(cfg, strategy))
 
 
 async def until(pilot, cond, timeout: float = 30.0) -> None:

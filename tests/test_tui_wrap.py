@@ -8,7 +8,6 @@ import pytest
 from rich.cells import cell_len
 
 from chunkscope.config import Config, resolve_strategy
-from chunkscope.docs import load_docs
 
 pytest.importorskip("textual")
 
@@ -16,6 +15,7 @@ from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.compare import CompareScreen  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
+from tests import pilot  # noqa: E402
 from tests.pilot import wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
@@ -30,10 +30,6 @@ FILLER = "".join(f"Filler line {i}.\n" for i in range(80))  # more lines than th
 DOC = f"# Long lines\n\nA short line.\n\n{PARAGRAPH_1}\n\n{URL}\n\n{WIDE}\n\n{PARAGRAPH_2}\n\n## Tail\n\nThe end, short.\n\n{FILLER}"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
@@ -44,10 +40,8 @@ def docs(tmp_path: Path) -> Path:
 
 
 def make_app(docs: Path, config: Config | None = None) -> ChunkscopeApp:
-    cfg = config or Config()
     # Small windows without overlap: chunk boundaries fall inside the long lines, each text in one chunk.
-    resolved = resolve_strategy(cfg, "fixed", {"chunk_size": 40, "chunk_overlap": 0})
-    return ChunkscopeApp(load_docs(docs), cfg, resolved)
+    return pilot.make_app(docs, config or Config(), "fixed", chunk_size=40, chunk_overlap=0)
 
 
 async def opened(pilot, app: ChunkscopeApp) -> tuple[ExplorerScreen, SourceView]:
