@@ -3,13 +3,18 @@
     python bench/bench_chunking.py [--only NAME,NAME] [CORPUS]   (default: ../shared/corpus/rust-book beside the repo)
 
 * T: one ``encode_ordinary`` pass over every file (encoding already loaded, a plain ``tiktoken.Encoding`` used from
-  this thread only, as any tiktoken user has it), least of 8 samples; wall clock and CPU time.
-* P: one plain markdown-it-py parse of every file (CommonMark + tables), best of 3.
+  this thread only, as any tiktoken user has it); wall clock and CPU time.
+* P: one plain markdown-it-py parse of every file (CommonMark + tables).
+* Rounds: each of 8 rounds measures T, P and LangChain, then runs every strategy once, so every figure is sampled
+  over the same minutes: the machine's speed drifts by up to ±60% over a run, and a baseline taken in another
+  minute than its samples misjudges them either way. The verdict reads the median, over the rounds, of each sample
+  against its own round's T (or P + T) ("paired"); the least sample over the least T of the rounds (timeit's
+  reading) is printed beside it.
 * LangChain: seed 004's ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` over every file (reference).
-* Each registered strategy runs in FRESH processes (least of 8, in rounds interleaved across strategies) that
-  import chunkscope and load the tokenizer and the Markdown parser untimed, then time what ``chunkscope chunk``
-  does: ``load_docs`` + ``chunk_documents`` over a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the GIL)
-  while the Markdown is scanned and chunked, so wall time can be below the sum of the work: both the wall clock
+* Each registered strategy runs in FRESH processes (one per round) that import chunkscope and load the tokenizer
+  and the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` + ``chunk_documents``
+  over a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the
+  GIL) while the Markdown is scanned and chunked, so wall time can be below the sum of the work: both the wall clock
   and the process's CPU time (all threads) are printed, each against T measured the same way.
 * A second set of fresh processes forces the phases one after another (load, encode + token offsets, structure,
   the rest of chunking) to show where the time goes. The size-only strategies (recursive, fixed) never parse:
@@ -169,6 +174,7 @@ def main(argv: list[str]) -> int:
 
     # LangChain, in this process, encoding loaded (its tiktoken reads the rank files from a local cache folder).
     lc_texts: list[list[str]] | None = None
+    split_all = None
     try:
         cache = Path(tempfile.mkdtemp(prefix="tiktoken-"))
         tokens.populate_tiktoken_cache(cache)
@@ -177,8 +183,7 @@ def main(argv: list[str]) -> int:
 
         lc = RecursiveCharacterTextSplitter.from_tiktoken_encoder(encoding_name="cl100k_base", **SEED_004)
         lc_texts = [lc.split_text(t) for t in texts]
-        t_lc, t_lc_cpu = best_of_both(3, lambda: [lc.split_text(t) for t in texts])
-        rows.append(("LangChain (split_text only)", t_lc, "reference", None, t_lc_cpu))
+        split_all = lambda: [lc.split_text(t) for t in texts]  # noqa: E731 - timed once per round below
     except Exception as exc:  # noqa: BLE001 - a reference only; say why it is missing
         notes.append(f"LangChain skipped: {type(exc).__name__}: {exc}")
 
@@ -209,7 +214,17 @@ def main(argv: list[str]) -> int:
     runs: dict[str, list[dict]] = {name: [] for name, *_ in selected}
     split: dict[str, list[dict]] = {name: [] for name, *_ in selected}
     failed: set[str] = set()
+    # Each round also measures its own T and P (and LangChain) right before its strategy samples: a sample is
+    # compared with the baseline measured in the same minute, since this machine's speed drifts by up to ±60%
+    # over a run (a T taken in a fast moment against strategies run in a slow spell reads as a failure, and the
+    # reverse as an easy pass).
+    base_rounds: list[dict[str, float]] = []
     for round_no in range(ROUNDS):
+        t_r, t_r_cpu = best_of_both(2, lambda: [enc.encode_ordinary(t) for t in texts])
+        base = {"T": t_r, "T_cpu": t_r_cpu, "P": best_of(1, lambda: [md.parse(t) for t in texts])}
+        if split_all is not None:
+            base["lc"], base["lc_cpu"] = best_of_both(1, split_all)
+        base_rounds.append(base)
         for name, *_ in selected:
             if name in failed:
                 continue
@@ -224,8 +239,7 @@ def main(argv: list[str]) -> int:
     for name, cls, target_label, limit in selected:
         if name in failed:
             continue
-        best = min(runs[name], key=lambda r: r["total"])
-        rows.append((name, best["total"], target_label, limit, min(r["cpu"] for r in runs[name])))
+        rows.append((name, [(r["total"], r["cpu"]) for r in runs[name]], target_label, limit))
         phases.append((name, min(split[name], key=lambda r: r["total"])))
 
         # Interactive: re-chunk one open document with a changed size.
@@ -248,19 +262,34 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - report, keep benchmarking the others
             notes.append(f"{name}: interactive test failed ({type(exc).__name__}: {exc})")
 
-    # T again, now that the machine has run everything else: the least of all samples is the one used (the
-    # strictest reading: a T measured in a slow moment would flatter every ratio).
+    # T again, now that the machine has run everything else: the least of all samples heads the report and
+    # scales the phase table; the verdicts use the paired ratios of each round.
     T2, T2_cpu = best_of_both(5, lambda: [enc.encode_ordinary(t) for t in texts])
-    T, T_cpu = min(T, T2), min(T_cpu, T2_cpu)
-    print(f"T, least of 8 samples taken before and after the strategies: {T * 1000:.1f} ms (CPU {T_cpu * 1000:.1f} ms)\n")
-    print(f"## Whole corpus: load_docs + chunk_documents (fresh processes, least of {ROUNDS} interleaved rounds)\n")
-    print("| name | wall s | × T | × (P+T) | CPU s | CPU × T(CPU) | target (wall) | result |")
-    print("|---|---:|---:|---:|---:|---:|---|---|")
-    for name, secs, label, limit, cpu in rows:
-        base = {"T": T, "P+T": P + T}.get(limit)
-        result = "reference" if base is None else verdict(secs <= 1.5 * base)
-        cpu_cols = f"{cpu:.3f} | {cpu / T_cpu:.2f}" if cpu is not None else "- | -"
-        print(f"| {name} | {secs:.3f} | {secs / T:.2f} | {secs / (P + T):.2f} | {cpu_cols} | {label} | {result} |")
+    T = min([T, T2, *(b["T"] for b in base_rounds)])
+    T_cpu = min([T_cpu, T2_cpu, *(b["T_cpu"] for b in base_rounds)])
+    print(f"T, least of all {8 + 2 * len(base_rounds)} samples taken before, during and after the strategies: "
+          f"{T * 1000:.1f} ms (CPU {T_cpu * 1000:.1f} ms)\n")
+    if split_all is not None:
+        rows.insert(0, ("LangChain (split_text only)", [(b["lc"], b["lc_cpu"]) for b in base_rounds], "reference", None))
+    print(f"## Whole corpus: load_docs + chunk_documents (fresh processes, {ROUNDS} interleaved rounds)\n")
+    print("Each round measures T and P, then runs every strategy once. \"paired\": the median over the rounds of each "
+          "sample against its own round's T (or P + T), robust to the machine's drift, and the verdict; × T: the "
+          "least sample over the least T of the same rounds (timeit's reading), which a fast moment for T and a "
+          "slow one for the strategy can tip either way.\n")
+    rT = min(b["T"] for b in base_rounds)
+    rT_cpu = min(b["T_cpu"] for b in base_rounds)
+    rPT = min(b["P"] for b in base_rounds) + rT
+    print("| name | wall s | × T | × (P+T) | paired × T | paired × (P+T) | CPU s | CPU × T(CPU) | target (wall) | result |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for name, samples, label, limit in rows:
+        pairs = list(zip(samples, base_rounds))
+        wall, cpu = min(w for w, _ in samples), min(c for _, c in samples)
+        p_t = statistics.median(w / b["T"] for (w, _), b in pairs)
+        p_pt = statistics.median(w / (b["P"] + b["T"]) for (w, _), b in pairs)
+        ratio = {"T": p_t, "P+T": p_pt}.get(limit)
+        result = "reference" if ratio is None else verdict(ratio <= 1.5)
+        print(f"| {name} | {wall:.3f} | {wall / rT:.2f} | {wall / rPT:.2f} | {p_t:.2f} | {p_pt:.2f} | {cpu:.3f} "
+              f"| {cpu / rT_cpu:.2f} | {label} | {result} |")
 
     if phases:
         print(f"\n## Where the time goes: the phases one after another, nothing overlapping (seconds, least of {PHASE_ROUNDS})\n")
