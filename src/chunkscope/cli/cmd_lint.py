@@ -16,6 +16,7 @@ import sys
 from typing import Callable
 
 from ..lint import ERROR, RULES, Finding, LintReport, lint_settings, lint_tree
+from ..wording import plural
 from .cmd_core import chunk_tree
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
 
@@ -119,10 +120,6 @@ def write_text(report: LintReport, label: str, unchecked: list[Finding]) -> None
     if report.failed:
         summary += f", {len(report.failed)} not chunked"
     con.print(Text(summary, style="bold red" if report.errors or unchecked else "bold"), soft_wrap=True)
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def write_json(report: LintReport, unchecked: list[Finding]) -> None:

@@ -45,7 +45,7 @@ def check_pair(args: argparse.Namespace) -> None:
 
 
 def _resolve_pair(args: argparse.Namespace, cfg):
-    check_pair(args)
+    """The two configurations to compare (`check_pair` has vetted the command line)."""
     names = args.strategy
     params_a = parse_param_args(args.param)
     params_b_only = parse_param_args(args.param_b)

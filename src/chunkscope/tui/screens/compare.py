@@ -23,7 +23,7 @@ from ..session import FileResult, available_strategies, chunk_file, resolve
 from ..widgets.key_bar import KeyBar
 from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
-from ..wording import plural
+from ...wording import plural
 
 
 def default_other(config: Config, current: ResolvedStrategy, other: str | None) -> ResolvedStrategy:

@@ -31,7 +31,7 @@ from ..widgets.histogram import TokenHistogram
 from ..widgets.key_bar import KeyBar
 from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
-from ..wording import plural
+from ...wording import plural
 
 if TYPE_CHECKING:
     from ..widgets.chunk_table import ChunkTable

@@ -13,7 +13,7 @@ from textual.widgets import RichLog
 from ...safe_text import visible
 from ...config import Config
 from ..session import FileResult, chunk_citation, chunk_link
-from ..wording import plural
+from ...wording import plural
 
 
 class ChunkDetail(RichLog, can_focus=True):

@@ -23,7 +23,7 @@ from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
 from ..debounce import DEBOUNCE_SECONDS
 from ..search import Answer, Expected, SearchSession, retrieval_available
-from ..wording import plural
+from ...wording import plural
 from .ordered_input import OrderedInput
 
 

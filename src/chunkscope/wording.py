@@ -1,4 +1,4 @@
-"""Small pieces of wording shared by the views (counts with the right plural)."""
+"""Small pieces of wording shared by the command line and the app (counts with the right plural)."""
 
 from __future__ import annotations
 
