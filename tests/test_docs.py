@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.docs import DocsError, load_docs, number_prefix, split_front_matter
+from chunkscope.docs import DocsError, load_docs, split_front_matter
+from chunkscope.site import number_prefix
 
 
 def write(root: Path, rel: str, data: str | bytes) -> Path:

@@ -12,7 +12,7 @@ from chunkscope.embed import Embedder
 from chunkscope.retrieval import Retriever, chunk_url, render_citation
 from chunkscope.store import Store
 from chunkscope.strategies._common import sections, trim
-from chunkscope.structure import doc_numbering
+from chunkscope.site import doc_numbering
 
 DOCS = {
     "ch01-intro.md": """---

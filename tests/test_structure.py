@@ -7,7 +7,8 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from chunkscope.docs import Document, decode_document, load_docs
-from chunkscope.structure import doc_numbering, doc_route, heading_number, line_starts_of, slugify
+from chunkscope.site import doc_numbering, doc_route
+from chunkscope.structure import heading_number, line_starts_of, slugify
 
 DOC = """---
 title: Kinematics

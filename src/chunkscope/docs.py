@@ -7,12 +7,13 @@ leading BOM removed and nothing else touched (line endings included).
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
+
+from .site import category_position, front_matter_position, sidebar_order_key
 
 
 DOC_SUFFIXES = (".md", ".mdx")
@@ -23,8 +24,6 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)(.*?)(?:\r\n|\r|\n)?(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)", re.S)
 _EMPTY_FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)---[ \t]*(?:\r\n|\r|\n|\Z)")
-# Docusaurus strips "01-", "1_", "1." style prefixes from file and folder names when it builds routes and ids.
-_NUMBER_PREFIX = re.compile(r"^(\d+(?:\.\d+)*)\s*[-_.]+\s*(?=[^-_.\s])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,58 +170,6 @@ def read_document(file: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> t
     return decode_document(raw, rel, source=file, mtime_ns=st.st_mtime_ns)
 
 
-def number_prefix(name: str) -> tuple[tuple[int, ...] | None, str]:
-    """Split a Docusaurus number prefix off a file or folder name: ``"01-intro"`` → ``((1,), "intro")``."""
-    m = _NUMBER_PREFIX.match(name)
-    if not m:
-        return None, name
-    return tuple(int(x) for x in m.group(1).split(".")), name[m.end():]
-
-
-def _category_position(folder: Path) -> float | None:
-    """The ``position`` from a Docusaurus ``_category_.json``/``.yml`` file, if any."""
-    for fname in ("_category_.json", "_category_.yml", "_category_.yaml"):
-        f = folder / fname
-        if not f.is_file():
-            continue
-        import yaml  # only for this file kind (see `split_front_matter`)
-
-        try:
-            raw = f.read_text(encoding="utf-8")
-            data = json.loads(raw) if fname.endswith(".json") else yaml.safe_load(raw)
-        except (OSError, ValueError, yaml.YAMLError):
-            return None
-        pos = data.get("position") if isinstance(data, dict) else None
-        return float(pos) if isinstance(pos, (int, float)) else None
-    return None
-
-
-def _order_key(name: str, position: float | None) -> tuple:
-    """Docusaurus' sidebar order: explicit positions first, then number prefixes, then by name."""
-    if position is not None:
-        return (0, (position,), name)
-    num, _ = number_prefix(name)
-    if num is not None:
-        return (1, tuple(float(n) for n in num), name)
-    return (2, (), name)
-
-
-def _front_matter_position(file: Path) -> float | None:
-    """Read only the head of a file to find ``sidebar_position`` without decoding the whole tree twice."""
-    try:
-        with file.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return None
-    m = re.search(rb"^sidebar_position:\s*([0-9.]+)\s*$", head, re.M)
-    if not m or not head.lstrip(b"\xef\xbb\xbf").startswith(b"---"):
-        return None
-    try:
-        return float(m.group(1))
-    except ValueError:
-        return None
-
-
 def _ignored(rel: str, patterns: Iterable[str]) -> bool:
     for pat in patterns:
         if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat.rstrip("/") + "/*"):
@@ -274,16 +221,16 @@ def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[P
             if is_dir:
                 if e.name in SKIPPED_DIRS or _ignored(rel, ignore):
                     continue
-                keyed.append((_order_key(e.name, _category_position(path)), True, path, rel))
+                keyed.append((sidebar_order_key(e.name, category_position(path)), True, path, rel))
             elif e.name.lower().endswith(DOC_SUFFIXES):
                 if _ignored(rel, ignore):
                     continue
                 stem = e.name.rsplit(".", 1)[0]
                 # index/README pages open their folder in Docusaurus' sidebar.
-                pos = _front_matter_position(path)
+                pos = front_matter_position(path)
                 if pos is None and stem.lower() in ("index", "readme"):
                     pos = float("-inf")
-                keyed.append((_order_key(e.name, pos), False, path, rel))
+                keyed.append((sidebar_order_key(e.name, pos), False, path, rel))
         keyed.sort(key=lambda k: k[0])
         for _, is_dir, path, rel in keyed:
             if is_dir:

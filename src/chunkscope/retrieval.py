@@ -13,6 +13,7 @@ import string
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from .site import chunk_url, doc_numbering
 from .store import Hit, IndexReport, Store, StoreError
 
 if TYPE_CHECKING:
@@ -31,13 +32,6 @@ _SEPARATOR = re.compile(r"\s*(?:›|»|\||·|—|–|,|;|:|\s-\s)\s*")
 _DEFAULT_TEMPLATE = "{title} › {heading}"
 
 
-def _first_content(text: str, start: int, end: int) -> int:
-    i = start
-    while i < end and text[i].isspace():
-        i += 1
-    return i if i < end else start
-
-
 def citation_fields(chunk: "Chunk | None", doc: "Document | None" = None) -> dict[str, Any]:
     """Values every template may use, besides the strategy's metadata (which wins on a clash).
 
@@ -47,8 +41,6 @@ def citation_fields(chunk: "Chunk | None", doc: "Document | None" = None) -> dic
     """
     fields: dict[str, Any] = {}
     if doc is not None:
-        from .structure import doc_numbering
-
         n = doc_numbering(doc)
         fields.update(title=n.chapter_title, chapter=n.chapter, section=n.section, chapter_id=n.chapter_id,
                       chapter_title=n.chapter_title, module=n.module, week=n.week)
@@ -172,17 +164,6 @@ def _strength(sep: str) -> int:
 def _escape(literal: str) -> str:
     """Literal template text back into format syntax (parse() unescaped its doubled braces)."""
     return literal.replace("{", "{{").replace("}", "}}")
-
-
-def chunk_url(site_url: str | None, doc: "Document", chunk: "Chunk") -> str:
-    """The published page of ``doc`` + ``#anchor`` of the heading the chunk's content starts under."""
-    from .structure import doc_route
-
-    route = doc_route(doc)
-    base = (site_url or "").rstrip("/")
-    h = doc.structure.heading_before(_first_content(doc.text, chunk.start, chunk.end))
-    anchor = f"#{h.anchor}" if h is not None and h.anchor else ""
-    return f"{base}{route}{anchor}"
 
 
 class Retriever:

@@ -1,4 +1,4 @@
-"""Markdown structure with exact offsets: blocks, headings, anchors, heading paths, numbering and routes.
+"""Markdown structure with exact offsets: blocks, headings, anchors and heading paths.
 
 A document is parsed once with markdown-it-py (CommonMark + tables, ``$$`` math, ``:::`` admonitions, front
 matter); the token line maps are turned into character offsets into ``Document.text``, so a ``#`` line inside a
@@ -16,8 +16,7 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .outline_scan import Unsure, line_starts_of, scan
 
@@ -538,128 +537,3 @@ def _outline_from_scan(doc: "Document", scanned_headings, scanned_fences, scanne
                                 tuple(x[1] for x in path), len(headings)))
     fences = sorted(span(a, b + 1) for a, b in scanned_fences)
     return Outline(starts, headings, fences, len(text), "fast")
-
-
-# --- numbering and routes -------------------------------------------------------------------------------------
-
-_FILE_NUMBERS = re.compile(r"^(?:ch(?:apter)?|module|part|lesson|week|sec(?:tion)?)?[-_ ]?(\d+(?:[-_.]\d+)*)(?=$|[-_ .])", re.I)
-_MODULE_SEGMENT = re.compile(r"^module[-_ ]?(\d+)", re.I)
-_WEEK_SEGMENT = re.compile(r"^week[-_ ]?(\d+)", re.I)
-
-
-def _numbers_of(name: str) -> tuple[int, ...]:
-    m = _FILE_NUMBERS.match(name)
-    if not m:
-        return ()
-    return tuple(int(x) for x in re.split(r"[-_.]", m.group(1)) if x)
-
-
-@dataclass(frozen=True, slots=True)
-class Numbering:
-    """Where a document sits in the book, from its front matter, path and title."""
-
-    chapter: int | None
-    section: str | None
-    chapter_id: str
-    chapter_title: str
-    module: str | None
-    module_number: int | None
-    week: int | None
-
-
-def _as_int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v)
-    return None
-
-
-def doc_numbering(doc: "Document") -> Numbering:
-    """Chapter and section numbers, chapter id, module and week of a document.
-
-    Sources, first found wins: front matter (``chapter``, ``section``, ``week``/``week_number``, ``module``),
-    the file name (``ch03-02-data-types.md`` → chapter 3, section 3.2; ``02-forward.md`` → chapter 2), folder
-    names (``module-4/4.1-humanoid/…``), then the H1 title (``# Chapter 3: Kinematics``).
-    """
-    cached = doc.cache.get("numbering")
-    if cached is not None:
-        return cached
-    fm = doc.front_matter
-    parts = PurePosixPath(doc.path).parts
-    stem = PurePosixPath(doc.path).stem
-    if stem.lower() in ("index", "readme") and len(parts) > 1:
-        stem = parts[-2]
-    # A module's or a week's overview page (module-2-motion/index.md) is numbered by its module or week, which
-    # the folder loop below reads: its number is no chapter number.
-    nums = () if _MODULE_SEGMENT.match(stem) or _WEEK_SEGMENT.match(stem) else _numbers_of(stem)
-    folder_nums: tuple[int, ...] = ()
-    module = None
-    module_number = None
-    week = _as_int(fm.get("week_number", fm.get("week")))
-    for seg in parts[:-1]:
-        mm = _MODULE_SEGMENT.match(seg)
-        if mm:
-            module, module_number = seg, int(mm.group(1))
-            continue
-        wm = _WEEK_SEGMENT.match(seg)
-        if wm and week is None:
-            week = int(wm.group(1))
-            continue
-        n = _numbers_of(seg)
-        if n:
-            folder_nums = n
-    if isinstance(fm.get("module"), (str, int)):
-        module = str(fm["module"])
-    heads = outline(doc).headings
-    h1 = next((h for h in heads if h.level == 1), None)
-    first = heads[0] if heads else None
-    title = str(fm.get("title") or (h1.text if h1 else "") or (first.text if first else "") or stem)
-    chapter = _as_int(fm.get("chapter"))
-    if chapter is None and nums:
-        chapter = nums[0]
-    if chapter is None and folder_nums:
-        chapter = folder_nums[0]
-    if chapter is None and h1 and h1.number:
-        chapter = int(h1.number.split(".")[0])
-    section = fm.get("section")
-    section = str(section) if section is not None else None
-    if section is None:
-        if len(nums) > 1:
-            section = ".".join(str(n) for n in nums)
-        elif len(folder_nums) > 1:
-            section = ".".join(str(n) for n in folder_nums)
-    chapter_id = f"ch{chapter:02d}" if chapter is not None else stem
-    result = Numbering(chapter, section, chapter_id, title, module, module_number, week)
-    doc.cache["numbering"] = result
-    return result
-
-
-def _strip_prefix(segment: str) -> str:
-    from .docs import number_prefix
-
-    return number_prefix(segment)[1]
-
-
-def doc_route(doc: "Document") -> str:
-    """The page's route as Docusaurus computes it (number prefixes stripped, index pages, ``slug``/``id``)."""
-    fm = doc.front_matter
-    path = PurePosixPath(doc.path)
-    folders = [_strip_prefix(p) for p in path.parts[:-1]]
-    stem = path.stem
-    slug = fm.get("slug")
-    if isinstance(slug, str) and slug.strip():
-        slug = slug.strip()
-        if slug.startswith("/"):
-            return slug if slug != "/" else "/"
-        return "/" + "/".join([*folders, slug])
-    doc_id = fm.get("id")
-    if isinstance(doc_id, str) and doc_id.strip():
-        last = doc_id.strip()
-    else:
-        last = _strip_prefix(stem)
-        if stem.lower() in ("index", "readme") or (folders and last == folders[-1]):
-            return "/" + "/".join(folders) if folders else "/"
-    return "/" + "/".join([*folders, last])

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
-from ..structure import doc_numbering
+from ..site import doc_numbering
 from ..tokens import TIKTOKEN_NAMES
 from ._common import FENCE_KINDS, Protected, sections, trim
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
-from ..structure import doc_numbering
+from ..site import doc_numbering
 
 if TYPE_CHECKING:
     from ..docs import Document

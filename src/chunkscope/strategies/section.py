@@ -32,7 +32,8 @@ import re
 from typing import TYPE_CHECKING
 
 from ..chunk import OVERSIZE, Limits, Param, Span, Strategy
-from ..structure import Heading, doc_numbering
+from ..site import doc_numbering
+from ..structure import Heading
 from ._common import Protected, Section, sections, trim
 
 if TYPE_CHECKING:

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, Span, Strategy
 from ..sentences import sentence_spans
-from ..structure import Block, Heading, doc_numbering
+from ..site import doc_numbering
+from ..structure import Block, Heading
 from ._common import Protected, Section, trim
 from .section import ENCODINGS, chapter_sections
 

@@ -206,7 +206,7 @@ class SearchSession:
 
 
 def _chapter_of(doc) -> str:
-    from ..structure import doc_numbering
+    from ..site import doc_numbering
 
     return doc_numbering(doc).chapter_id
 
