@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set up chunkscope in ./.venv on a fresh machine: the CPU build of torch first (an unpinned torch pulls
-# gigabytes of CUDA packages), then the project. With --test, the test dependencies too.
+# Set up chunkscope in ./.venv on a fresh machine, with everything: the CPU build of torch first (an unpinned
+# torch pulls gigabytes of CUDA packages), then the project with its `retrieval` extra (index, query, eval, probe,
+# sweep). With --test, the `test` extra too (every extra, pytest, import-linter, pre-commit).
+# (`pip install chunkscope` alone is the light install: chunk, stats, lint, compare and the explorer, no torch.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -10,9 +12,9 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet torch==2.13.0
 if [ "${1:-}" = "--test" ]; then
-    .venv/bin/python -m pip install --quiet -e ".[test]"
+    .venv/bin/python -m pip install --quiet -e ".[retrieval,test]"
 else
-    .venv/bin/python -m pip install --quiet -e .
+    .venv/bin/python -m pip install --quiet -e ".[retrieval]"
 fi
 # Byte-compile the project as a regular (non-editable) install would: where PYTHONDONTWRITEBYTECODE is set,
 # an editable install otherwise recompiles every module at each start (a tenth of a second of the app's).

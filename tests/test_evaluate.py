@@ -333,3 +333,127 @@ def test_evaluate_end_to_end(tmp_path, tree):
         assert r.metrics["hit@1"] == pytest.approx(sum(q.metrics["hit@1"] for q in r.per_query) / 4)
     json.dumps([r.to_dict() for r in results])  # JSON-ready
     assert ("index", "h2", 6, 6) in progress and ("query", "h3", 4, 4) in progress
+
+
+# --- miss verdicts with overlapping chunks --------------------------------------------------------------------
+
+OVERLAP_DOC = """# Joints
+
+## Revolute
+
+A revolute joint turns about one axis, like an elbow or a knee, and its variable is an angle.
+
+## Prismatic
+
+A prismatic joint slides along one axis, like a linear stage, and its variable is a length.
+
+## Spherical
+
+A spherical joint turns about three axes, like a shoulder, with three angles as variables.
+
+## Fixed
+
+A fixed joint holds two links together and has no variable at all.
+"""
+
+
+class OverlappingSections(Strategy):
+    """One chunk per ``##`` section, widened by ``overlap`` characters into each neighbour (overlap windows)."""
+
+    name = "test-overlapping-sections"
+    parameters = (Param("overlap", int, 30, "characters taken from each neighbour", 0, 200),)
+
+    def spans(self, doc):
+        n, out = self.params["overlap"], []
+        for s in sections(doc, 2):
+            a, b = trim(doc.text, s.start, s.end)
+            if b > a:
+                out.append(Span(max(a - n, 0), min(b + n, len(doc.text))))
+        return out
+
+
+@pytest.fixture()
+def overlap_tree(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "joints.md").write_text(OVERLAP_DOC, encoding="utf-8")
+    (root / "other.md").write_text("# Other\n\n" + "\n\n".join(f"## Topic {i}\n\nUnrelated text {i}."
+                                                                 for i in range(8)) + "\n", encoding="utf-8")
+    return load_docs(root)
+
+
+def overlap_pool(tree):
+    strat = OverlappingSections()
+    chunks = strat.chunk(tree.get("joints.md"))
+    others = SectionsForTest().chunk(tree.get("other.md"))
+    return chunks, others
+
+
+def section_chunk(chunks, heading):
+    """The chunk made for a section: its heading line comes right after the overlap taken from the one before
+    (so its heading path names that previous section)."""
+    return next(c for c in chunks if c.text.find(f"## {heading}\n") in range(0, 40))
+
+
+def test_a_section_whole_in_one_chunk_is_not_split_by_neighbours_touching_it(overlap_tree):
+    chunks, others = overlap_pool(overlap_tree)
+    doc = overlap_tree.get("joints.md")
+    q = case("joints.md", heading="Prismatic")
+    region = resolve_region(overlap_tree, q)
+    holder = section_chunk(chunks, "Prismatic")
+    rel = relevant_of(chunks, doc, region)
+    assert len(rel) == 3 and holder in rel  # the overlap neighbours touch the section
+    pool = chunks + others
+    # A neighbour ranks 4th, the chunk holding the section whole 7th.
+    neighbour = pool.index(chunks[holder.index - 1])
+    order = [len(chunks) + i for i in range(3)] + [neighbour] + [len(chunks) + i for i in range(3, 5)] + [pool.index(holder)]
+    res = judge(q, region, doc, hits_for(pool, order), rel, ks=(1, 3), miss_k=3, depth=len(order))
+    assert not res.hit
+    assert res.reason == "below-k", res.detail
+    assert res.rank == 7 and res.score == pytest.approx(1.0 - 7 / 100)
+    assert "rank 7" in res.detail and "split" not in res.detail
+
+
+def test_the_threshold_verdict_names_the_holding_chunk_not_a_neighbour(overlap_tree):
+    chunks, others = overlap_pool(overlap_tree)
+    doc = overlap_tree.get("joints.md")
+    q = case("joints.md", heading="Spherical")
+    region = resolve_region(overlap_tree, q)
+    rel = relevant_of(chunks, doc, region)
+    holder = section_chunk(chunks, "Spherical")
+    pool = chunks + others
+    order = [pool.index(chunks[holder.index + 1]), pool.index(holder), len(chunks)]
+    res = judge(q, region, doc, hits_for(pool, order, scores=[0.6, 0.5, 0.4], threshold=0.7), rel,
+                ks=(1, 3), miss_k=3, threshold=0.7, depth=3)
+    assert (res.reason, res.rank, res.score) == ("threshold", 2, 0.5), res.detail
+    assert "0.500 < threshold 0.7" in res.detail
+
+
+def test_a_holding_chunk_outside_the_search_is_below_k_without_a_rank(overlap_tree):
+    chunks, others = overlap_pool(overlap_tree)
+    doc = overlap_tree.get("joints.md")
+    q = case("joints.md", heading="Prismatic")
+    region = resolve_region(overlap_tree, q)
+    pool = chunks + others
+    neighbour = pool.index(chunks[section_chunk(chunks, "Prismatic").index - 1])
+    order = [len(chunks) + i for i in range(4)] + [neighbour]
+    res = judge(q, region, doc, hits_for(pool, order), relevant_of(chunks, doc, region), ks=(1, 3), miss_k=3,
+                depth=5)
+    assert (res.reason, res.rank, res.score) == ("below-k", None, None), res.detail
+    assert "not in the top 5" in res.detail
+
+
+def test_split_only_when_no_chunk_holds_the_passage_whole(overlap_tree):
+    chunks, others = overlap_pool(overlap_tree)
+    doc = overlap_tree.get("joints.md")
+    # From the middle of one section to the middle of the next: past any chunk's overlap on both sides.
+    q = case("joints.md", text="like a linear stage, and its variable is a length.\n\n## Spherical\n\nA spherical "
+                               "joint turns about three axes")
+    region = resolve_region(overlap_tree, q)
+    rel = relevant_of(chunks, doc, region)
+    assert not any(c.start <= region.start and region.end <= c.end for c in rel)
+    pool = chunks + others
+    order = [len(chunks) + i for i in range(4)] + [pool.index(rel[-1]), pool.index(rel[0])]
+    res = judge(q, region, doc, hits_for(pool, order), rel, ks=(1, 3), miss_k=3, depth=len(order))
+    assert res.reason == "split" and res.rank == 5
+    assert f"spans {len(rel)} chunks" in res.detail and "none holds it whole" in res.detail

@@ -121,18 +121,18 @@ def test_sections_at_h2_h3_h4_with_exact_metadata() -> None:
     got = [(c.text.split("\n", 1)[0], c.metadata) for c in chunks]
     src = "docs/chapter-03-kinematics.md"
     assert got == [
-        ("# Chapter 3: Kinematics", {"chunk_id": "ch3-s0-001", "chapter": 3, "section": None, "subsection": None,
+        ("# Chapter 3: Kinematics", {"chunk_id": f"{src}#ch3-s0-001", "chapter": 3, "section": None, "subsection": None,
                                      "url_anchor": "#chapter-3-kinematics", "token_count": 11, "chunk_index": 0,
                                      "source_file": src}),
-        ("## 3.1 Forward Kinematics", {"chunk_id": "ch3-s3.1-001", "chapter": 3, "section": "3.1", "subsection": None,
+        ("## 3.1 Forward Kinematics", {"chunk_id": f"{src}#ch3-s3.1-001", "chapter": 3, "section": "3.1", "subsection": None,
                                        "url_anchor": "#31-forward-kinematics", "token_count": 13, "chunk_index": 0,
                                        "source_file": src}),
-        ("### 3.1.1 Joints", {"chunk_id": "ch3-s3.1-002", "chapter": 3, "section": "3.1", "subsection": "3.1.1",
+        ("### 3.1.1 Joints", {"chunk_id": f"{src}#ch3-s3.1-002", "chapter": 3, "section": "3.1", "subsection": "3.1.1",
                               "url_anchor": "#311-joints", "token_count": 13, "chunk_index": 0, "source_file": src}),
-        ("#### Details", {"chunk_id": "ch3-s3.1-003", "chapter": 3, "section": "3.1", "subsection": "3.1.1",
+        ("#### Details", {"chunk_id": f"{src}#ch3-s3.1-003", "chapter": 3, "section": "3.1", "subsection": "3.1.1",
                           "url_anchor": "#details", "token_count": 15, "chunk_index": 0, "source_file": src}),
         ("## 3.2 Inverse Kinematics {#inverse-kinematics}",
-         {"chunk_id": "ch3-s3.2-001", "chapter": 3, "section": "3.2", "subsection": None,
+         {"chunk_id": f"{src}#ch3-s3.2-001", "chapter": 3, "section": "3.2", "subsection": None,
           "url_anchor": "#inverse-kinematics", "token_count": 19, "chunk_index": 0, "source_file": src}),
     ]
     # ##### is below the default boundary: it stays inside the #### section.
@@ -143,7 +143,7 @@ def test_sections_at_h2_h3_h4_with_exact_metadata() -> None:
 
 def test_boundary_levels_parameter() -> None:
     two = cut(DOC, boundary_levels=2)
-    assert [c.metadata["chunk_id"] for c in two] == ["ch3-s0-001", "ch3-s3.1-001", "ch3-s3.2-001"]
+    assert [c.metadata["chunk_id"] for c in two] == [f"docs/chapter-03-kinematics.md#{x}" for x in ("ch3-s0-001", "ch3-s3.1-001", "ch3-s3.2-001")]
     assert "#### Details" in two[1].text and two[1].metadata["subsection"] is None
     five = cut(DOC, boundary_levels=5)
     assert [c.text.split("\n", 1)[0] for c in five][3:5] == ["#### Details", "##### Deep"]
@@ -159,14 +159,14 @@ def test_section_number_falls_back_to_the_file_numbering_and_ids_stay_unique() -
     chunks = cut(text, "ch03-02-data-types.md")
     assert [(c.metadata["chunk_id"], c.metadata["section"], c.metadata["chunk_index"], c.metadata["url_anchor"])
             for c in chunks] == [
-        ("ch3-s3.2-001", "3.2", 0, "#data-types"),
-        ("ch3-s3.2-002", "3.2", 0, "#scalar-types"),
+        ("ch03-02-data-types.md#ch3-s3.2-001", "3.2", 0, "#data-types"),
+        ("ch03-02-data-types.md#ch3-s3.2-002", "3.2", 0, "#scalar-types"),
     ]
 
 
 def test_unknown_chapter_uses_the_file_stem_in_the_id() -> None:
     chunks = cut("# Welcome\n\nHello there.\n", "intro.md")
-    assert chunks[0].metadata == {"chunk_id": "intro-s0-001", "chapter": None, "section": None, "subsection": None,
+    assert chunks[0].metadata == {"chunk_id": "intro.md#intro-s0-001", "chapter": None, "section": None, "subsection": None,
                                   "url_anchor": "#welcome", "token_count": 6, "chunk_index": 0,
                                   "source_file": "intro.md"}
 
@@ -174,8 +174,8 @@ def test_unknown_chapter_uses_the_file_stem_in_the_id() -> None:
 def test_text_before_any_heading_is_its_own_section_without_anchor() -> None:
     chunks = cut("Loose intro line.\n\n## 1.1 First\n\nBody.\n", "ch01-intro.md")
     assert chunks[0].text == "Loose intro line."
-    assert chunks[0].metadata["url_anchor"] is None and chunks[0].metadata["chunk_id"] == "ch1-s0-001"
-    assert chunks[1].metadata["chunk_id"] == "ch1-s1.1-001"
+    assert chunks[0].metadata["url_anchor"] is None and chunks[0].metadata["chunk_id"] == "ch01-intro.md#ch1-s0-001"
+    assert chunks[1].metadata["chunk_id"] == "ch01-intro.md#ch1-s1.1-001"
 
 
 def test_heading_only_section_joins_its_first_subsection_but_not_a_sibling() -> None:
@@ -224,7 +224,7 @@ def test_overflowing_section_is_cut_only_at_sentence_ends() -> None:
             assert c.tokens <= budget and not c.warnings
             assert not c.text.endswith(("Dr.", "approx.", "e.g.", "i.e.", "vs.", "etc.", "Fig.", "No."))
         assert [c.metadata["chunk_index"] for c in chunks] == list(range(len(chunks)))
-        assert [c.metadata["chunk_id"] for c in chunks] == [f"ch4-s4.1-{i:03d}" for i in range(1, len(chunks) + 1)]
+        assert [c.metadata["chunk_id"] for c in chunks] == [f"ch04-s.md#ch4-s4.1-{i:03d}" for i in range(1, len(chunks) + 1)]
         assert all(c.metadata["url_anchor"] == "#41-sentences" for c in chunks)
         check_invariants(mkdoc(text, "ch04-s.md"), chunks, budget)
 

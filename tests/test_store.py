@@ -21,6 +21,7 @@ from chunkscope.store import (
     StoreError,
     build_filter,
     collection_name,
+    owner_key,
     parse_filters,
     point_id,
     workspace_dir,
@@ -76,12 +77,26 @@ def test_collection_name_depends_on_strategy_params_and_model():
     assert a != collection_name("section-sentence", {"max_tokens": 256, "overlap": 50}, "all-MiniLM-L6-v2")
     assert a != collection_name("section-sentence", {"max_tokens": 512, "overlap": 50}, "other-model")
     assert len(a.split("_")[2]) == 10
+    # Another docs tree gets a collection of its own: a tree's sync never sees, rewrites or deletes another's.
+    owned = collection_name("section-sentence", {"max_tokens": 512, "overlap": 50}, "all-MiniLM-L6-v2", "book-1a2b3c4d5e")
+    assert owned == f"{a}_book-1a2b3c4d5e"
+
+
+def test_owner_key_is_the_resolved_root(tmp_path, monkeypatch):
+    (tmp_path / "book").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert owner_key("book") == owner_key(tmp_path / "book") == owner_key(tmp_path / "book" / ".." / "book")
+    slug, digest = owner_key(tmp_path / "book").rsplit("-", 1)
+    assert slug.endswith("-book") and len(slug) <= 24 and len(digest) == 10  # readable in a server's list
+    assert owner_key(tmp_path / "book") != owner_key(tmp_path / "other")
 
 
 def test_point_id_is_stable_and_content_addressed():
     a = point_id("a.md", 0, 10, "hello")
     assert a == point_id("a.md", 0, 10, "hello")
     assert len({a, point_id("b.md", 0, 10, "hello"), point_id("a.md", 1, 10, "hello"), point_id("a.md", 0, 10, "hellO")}) == 4
+    # The same file and text in two trees: two ids.
+    assert point_id("a.md", 0, 10, "hello", "tree-a") != point_id("a.md", 0, 10, "hello", "tree-b")
 
 
 def test_workspace_is_in_the_cache_not_the_docs_tree(tmp_path, monkeypatch):
@@ -130,7 +145,7 @@ def test_sync_is_idempotent_and_deletes_vanished_chunks(store):
     assert r3.deleted == 2  # old beta and gamma
     assert sorted(emb.seen) == ["beta text, revised", "epsilon"]
     ids = set(store.point_sigs())
-    assert ids == {point_id(c.path, c.start, c.end, c.text) for c in edited}
+    assert ids == {point_id(c.path, c.start, c.end, c.text, owner_key(store.docs_root)) for c in edited}
 
 
 def test_truncated_counts_every_chunk_of_the_collection_not_only_those_written(store):

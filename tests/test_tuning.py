@@ -20,7 +20,7 @@ from chunkscope.config import ResolvedStrategy, parse_config
 from chunkscope.docs import load_docs
 from chunkscope.embed import Embedder
 from chunkscope.evaluate import Expect, QueryCase
-from chunkscope.store import Store, collection_name
+from chunkscope.store import Store, collection_name, owner_key
 from chunkscope.tuning import (
     ProbeSet,
     even_sample,
@@ -375,7 +375,7 @@ def test_all_points_invalid_runs_nothing(window_tree, store, tmp_path):
 def test_sweep_drops_only_its_own_collections(window_tree, store, tmp_path):
     emb = BowEmbedder(tmp_path / "emb")
     ps = probe_sections(window_tree)
-    before = collection_name("line-windows", LineWindows(lines=2).params, emb.model_id)
+    before = collection_name("line-windows", LineWindows(lines=2).params, emb.model_id, owner_key(window_tree.root))
     store.ensure_collection(before, emb.dim)  # a collection the user had before the sweep
     res = sweep(window_tree, LineWindows, {"lines": [1, 2, 4]}, ps, embedder=emb, store=store)
     assert store.collections() == [before]
@@ -537,3 +537,68 @@ def test_cli_probe(cli, tmp_path, splitter, capsys):
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["queries"] == 3 and data["skipped"]["sampled-out"] == 3
     assert [s["cut_off"] for s in data["strategies"]] == [0, 3]
+
+
+# --- the probe's words: "missed only by X" ----------------------------------------------------------------------
+
+
+def hand_probe(hits_by_label: dict[str, list[bool]]):
+    """A probe result built by hand: one section per column of hits, every strategy's verdicts given."""
+    from chunkscope.tuning import ProbeOutcome, ProbeResult, ProbeSection
+
+    n = len(next(iter(hits_by_label.values())))
+    sections = [ProbeSection("a.md", 3 + 4 * i, 2, f"Topic {i}", f"Topic {i}", f"topic-{i}", 10 * i + 5, 10 * i + 9,
+                             10 * i) for i in range(n)]
+    outcomes = [ProbeOutcome(label, "section", {}, n, {"hit@1": sum(h) / n, "mrr": sum(h) / n}, list(h),
+                             [1 if x else 9 for x in h], [None if x else "below-k" for x in h], [False] * n)
+                for label, h in hits_by_label.items()]
+    return ProbeResult(1, (1,), ProbeSet(sections, n, {}), outcomes)
+
+
+THREE = {"A": [False, False, False, True], "B": [True, True, False, False], "C": [False, True, False, True]}
+
+
+def test_missed_only_by_lists_what_every_other_strategy_found():
+    res = hand_probe(THREE)
+    # Topic 0: A and C both missed it, so it is not A's alone (nor C's); Topic 1: only A missed it.
+    assert [s.heading for s in res.missed_only_by("A")] == ["Topic 1"]
+    assert [s.heading for s in res.missed_only_by("B")] == ["Topic 3"]
+    assert res.missed_only_by("C") == []
+    assert [s.heading for s in res.missed_by_all()] == ["Topic 2"]
+
+
+def test_cli_probe_lists_and_counts_only_the_misses_no_other_strategy_has(capsys, monkeypatch):
+    from chunkscope.cli import cmd_eval_tools
+
+    monkeypatch.setenv("COLUMNS", "120")
+    cmd_eval_tools.print_probe(hand_probe(THREE))
+    out = capsys.readouterr().out
+    assert "missed only by A (1)" in out and "missed only by B (1)" in out and "missed only by C" not in out
+    cells = [[c.strip() for c in re.split("[│┃]", line)[1:-1]] for line in out.splitlines() if line[:1] in ("│", "┃")]
+    header, rows = cells[0], cells[1:]
+    row = {r[0]: r for r in rows}
+    only = header.index("only")
+    assert [row[x][only] for x in "ABC"] == ["1", "1", "0"]
+    assert "only: missed by this strategy and found by every other" in " ".join(out.split())
+
+
+# --- compare counts what lint reports -------------------------------------------------------------------------
+
+
+def test_compare_counts_every_lint_finding_duplicates_included(tmp_path, capsys):
+    from chunkscope.cli import main
+
+    same = "## Safety\n\nAlways stop the motors before touching the arm.\n"
+    root = write_docs(tmp_path / "docs", {"a.md": "# A\n\n" + same, "b.md": "# B\n\n" + same})
+    argv = ["compare", str(root), "-s", "section", "-p", "overlap_tokens=0", "-s", "recursive", "--json"]
+    assert main(argv) == 0
+    counts = json.loads(capsys.readouterr().out)["lint"]
+    rules = set()
+    for i, strategy in enumerate(["section", "recursive"]):
+        params = ["-p", "overlap_tokens=0"] if strategy == "section" else []
+        main(["lint", str(root), "-s", strategy, *params, "--format", "json"])
+        findings = json.loads(capsys.readouterr().out)
+        rules |= {f["rule"] for f in findings}
+        errors = sum(1 for f in findings if f["severity"] == "error")
+        assert counts[i] == {"errors": errors, "warnings": len(findings) - errors}, strategy
+    assert "duplicate" in rules, "the fixture should give duplicate findings"

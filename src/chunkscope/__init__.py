@@ -1,7 +1,8 @@
 """chunkscope: see exactly how documentation is cut into chunks for retrieval, and what the chunks retrieve.
 
 The public API is resolved lazily so ``import chunkscope`` (and ``chunkscope --help``) stays instant:
-``load_docs``, ``get_strategy``, ``list_strategies``, ``Chunk``, ``Document``, ``DocsTree``, ``Problem``.
+``chunk_text``, ``load_docs``, ``get_strategy``, ``list_strategies``, ``Chunk``, ``Document``, ``DocsTree``,
+``Problem``, ``UnknownStrategy``. ``chunk_text(markdown, "recursive", chunk_size=384)`` is the one-call start.
 """
 
 from __future__ import annotations
@@ -17,19 +18,32 @@ _EXPORTS = {
     "DocsTree": "chunkscope.docs",
     "Problem": "chunkscope.docs",
     "DocsError": "chunkscope.docs",
+    "chunk_text": "chunkscope.chunk",
     "get_strategy": "chunkscope.chunk",
     "list_strategies": "chunkscope.chunk",
     "strategy_names": "chunkscope.chunk",
     "Chunk": "chunkscope.chunk",
     "Strategy": "chunkscope.chunk",
     "ParamError": "chunkscope.chunk",
+    "UnknownStrategy": "chunkscope.chunk",
+    "StrategyPluginError": "chunkscope.chunk",
     "get_tokenizer": "chunkscope.tokens",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
-    from .chunk import Chunk, ParamError, Strategy, get_strategy, list_strategies, strategy_names
+    from .chunk import (
+        Chunk,
+        ParamError,
+        Strategy,
+        StrategyPluginError,
+        UnknownStrategy,
+        chunk_text,
+        get_strategy,
+        list_strategies,
+        strategy_names,
+    )
     from .docs import DocsError, DocsTree, Document, Problem, load_docs
     from .tokens import get_tokenizer
 

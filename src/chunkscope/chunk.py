@@ -7,6 +7,7 @@ in everything derivable (lines, heading path, token counts, overlap with the pre
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 from .tokens import DEFAULT_EMBED_MODEL, SliceCounter, embed_tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from .docs import Document
 
 #: Warning ids a strategy attaches itself (lint adds its own rule ids).
@@ -255,7 +258,19 @@ class Strategy:
         raise TypeError(f"{type(self).__name__} must define spans()")
 
     def chunk(self, doc: "Document") -> list[Chunk]:
-        """Cut ``doc`` into chunks (exact slices, in order)."""
+        """Cut ``doc`` into chunks (exact slices, in order).
+
+        Raises:
+            TypeError: ``doc`` is not a `Document` (a plain string: see `chunk_text` or `Document.from_text`).
+        """
+        from .docs import Document
+
+        # A string is refused, not wrapped: every chunk names its document's path and the document caches its
+        # parse for the next strategy, so a wrapper invented here would cite "doc.md" and re-parse every call.
+        if not isinstance(doc, Document):
+            hint = ("; for a string use chunkscope.chunk_text(text, strategy=...) or chunk(Document.from_text(text))"
+                    if isinstance(doc, str) else "")
+            raise TypeError(f"{type(self).__name__}.chunk() takes a chunkscope Document, got {type(doc).__name__}{hint}")
         return ChunkBuilder(doc, self.counter(doc)).build(self.spans(doc))
 
 
@@ -341,16 +356,96 @@ class UnknownStrategy(ValueError):
     """No strategy has that name."""
 
 
+class StrategyPluginError(UnknownStrategy):
+    """A strategy another package registers cannot be used; the one-line message names its entry point.
+
+    A kind of `UnknownStrategy`, so every place that reports an unusable strategy name reports this one too.
+    """
+
+
+#: The entry-point group other packages register strategies in: ``name = "module:Class"``.
+ENTRY_POINT_GROUP = "chunkscope.strategies"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plugins:
+    """What the installed packages register: usable entry points by name, and the ones set aside, with why."""
+
+    entry_points: dict[str, "EntryPoint"]
+    set_aside: tuple[str, ...]
+
+
+def _describe(ep: "EntryPoint") -> str:
+    dist = getattr(ep, "dist", None)
+    origin = f" from {dist.name}" if dist is not None and getattr(dist, "name", None) else ""
+    return f"entry point {ep.name!r} ({ep.value}{origin}) in {ENTRY_POINT_GROUP}"
+
+
+@functools.lru_cache(maxsize=1)
+def _plugins() -> _Plugins:
+    """Read the entry points once per process (about 15 ms: importlib.metadata and a scan of every package).
+
+    A name a built-in already has is set aside and reported, never used: a package installed for something
+    else must not change what ``recursive`` means. A name two packages register keeps the first on sys.path.
+    """
+    import importlib.metadata
+
+    try:
+        found = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as exc:  # noqa: BLE001 - a broken package's metadata must not stop the built-ins
+        return _Plugins({}, (f"cannot read the {ENTRY_POINT_GROUP} entry points: {_one_line(exc)}",))
+    usable: dict[str, EntryPoint] = {}
+    set_aside: list[str] = []
+    for ep in found:
+        if ep.name in _BUILTIN:
+            set_aside.append(f"{_describe(ep)}: ignored, a built-in strategy has that name")
+        elif ep.name in usable:
+            set_aside.append(f"{_describe(ep)}: ignored, {_describe(usable[ep.name])} has that name already")
+        else:
+            usable[ep.name] = ep
+    return _Plugins(usable, tuple(set_aside))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _load_plugin(ep: "EntryPoint") -> type[Strategy]:
+    """The Strategy class an entry point names, or a StrategyPluginError saying what is wrong with it."""
+    try:
+        cls = ep.load()
+    except Exception as exc:  # noqa: BLE001 - any failure of third-party code becomes one line naming it
+        raise StrategyPluginError(f"{_describe(ep)}: cannot be loaded: {_one_line(exc)}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        raise StrategyPluginError(f"{_describe(ep)}: {ep.value} is not a subclass of chunkscope.chunk.Strategy")
+    # The name shows in labels, config tables and messages; one that differs from the entry point's would make
+    # `-s mine` print results as someone else's.
+    if cls.name != ep.name:
+        raise StrategyPluginError(f"{_describe(ep)}: the class's name is {cls.name!r}, not {ep.name!r}")
+    return cls
+
+
 def strategy_names() -> list[str]:
-    return list(_BUILTIN)
+    """Every strategy name: the built-ins, then those other packages register, alphabetically."""
+    return [*_BUILTIN, *sorted(_plugins().entry_points)]
 
 
 def strategy_class(name: str) -> type[Strategy]:
+    """The class of a strategy by name (built-ins first; a plugin is imported here, on first use).
+
+    Raises:
+        UnknownStrategy: no strategy has that name.
+        StrategyPluginError: a plugin has it but cannot be loaded.
+    """
     target = _BUILTIN.get(name)
-    if target is None:
-        raise UnknownStrategy(f"unknown strategy {name!r}; choose one of {', '.join(_BUILTIN)}")
-    mod, cls = target.split(":")
-    return getattr(importlib.import_module(mod), cls)
+    if target is not None:
+        mod, cls = target.split(":")
+        return getattr(importlib.import_module(mod), cls)
+    ep = _plugins().entry_points.get(name)
+    if ep is None:
+        raise UnknownStrategy(f"unknown strategy {name!r}; choose one of {', '.join(strategy_names())}")
+    return _load_plugin(ep)
 
 
 def strategy_available(name: str) -> bool:
@@ -361,7 +456,7 @@ def strategy_available(name: str) -> bool:
     still answers True here and reports its error when the strategy is first built.
 
     Args:
-        name: a strategy name, as listed by `strategy_names` (built-in or registered in the registry).
+        name: a strategy name, as listed by `strategy_names` (built-in or registered by another package).
 
     Returns:
         True when the name is registered and its module can be found.
@@ -369,10 +464,15 @@ def strategy_available(name: str) -> bool:
     import importlib.util
 
     target = _BUILTIN.get(name)
-    if target is None:
-        return False
+    if target is not None:
+        module = target.split(":", 1)[0]
+    else:
+        ep = _plugins().entry_points.get(name)
+        if ep is None:
+            return False
+        module = ep.module
     try:
-        return importlib.util.find_spec(target.split(":", 1)[0]) is not None
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a missing parent package, or a module with no spec
         return False
 
@@ -383,7 +483,58 @@ def get_strategy(name: str, **params: Any) -> Strategy:
 
 
 def list_strategies() -> list[type[Strategy]]:
-    return [strategy_class(n) for n in _BUILTIN]
+    """The class of every usable strategy; a plugin that cannot be loaded is left out (see `plugin_problems`)."""
+    out = []
+    for n in strategy_names():
+        try:
+            out.append(strategy_class(n))
+        except StrategyPluginError:
+            continue
+    return out
+
+
+def plugin_problems() -> list[str]:
+    """One line per registered strategy that cannot be used: set aside (a taken name) or failing to load.
+
+    Loads every plugin to find out, so call it where the strategies are listed, not on every start.
+    """
+    problems = list(_plugins().set_aside)
+    for ep in _plugins().entry_points.values():
+        try:
+            _load_plugin(ep)
+        except StrategyPluginError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def chunk_text(text: str, strategy: "str | Strategy" = "recursive", path: str = "doc.md", **params: Any) -> list[Chunk]:
+    """Chunk a string: ``chunk_text(markdown, "section-sentence", max_tokens=384)``.
+
+    The string is read as a Markdown file at ``path`` would be (front matter parsed, see `Document.from_text`);
+    ``path`` also names the chunks and feeds the metadata read from paths (chapter numbers, routes).
+
+    Args:
+        text: Markdown or MDX source; every chunk is ``text[chunk.start:chunk.end]``.
+        strategy: a strategy name (built-in or plugin) or a configured `Strategy`.
+        path: the document's path, as it would be relative to a docs root.
+        **params: the strategy's parameters (only with a name: a configured Strategy has its own).
+
+    Raises:
+        TypeError: ``text`` is not a string, or parameters were given with a configured Strategy.
+        UnknownStrategy: no strategy has that name.
+        ParamError: a parameter is unknown or out of range.
+    """
+    from .docs import Document
+
+    if not isinstance(text, str):
+        raise TypeError(f"chunk_text() takes a str, got {type(text).__name__}")
+    if isinstance(strategy, Strategy):
+        if params:
+            raise TypeError(f"chunk_text(): parameters {sorted(params)} given with a configured {strategy!r}")
+        strat = strategy
+    else:
+        strat = get_strategy(strategy, **params)
+    return strat.chunk(Document.from_text(text, path=path))
 
 
 # --- many documents -------------------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ Example::
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +61,8 @@ FIELDS: dict[str, str] = {
     "presets": "named strategy + parameter sets: [presets.NAME] strategy = ..., key = value",
     "citations": "citation templates by strategy or preset name, over the chunk's metadata",
     "embedding": "model (name or local folder), device (cpu/cuda), batch_size",
-    "qdrant": "url of a Qdrant server (API key from QDRANT_API_KEY only) or path of the local store",
+    "qdrant": "url of a Qdrant server (else QDRANT_URL; API key from QDRANT_API_KEY only) or path of a local "
+              "store folder, not both; timeout in seconds",
     "query": "k and threshold defaults for query/eval",
     "lint": "select, ignore, severity, thresholds, per_path_ignores",
     "tui": "keymap: binding id -> keys; wrap: wrap long source lines (default true)",
@@ -107,18 +110,53 @@ class Config:
     def threshold(self) -> float:
         return float(self.query.get("threshold", 0.7))
 
+    def qdrant_target(self, url: str | None = None, environ: Mapping[str, str] | None = None) -> QdrantTarget:
+        """Where the vectors live: ``url`` (the caller's explicit choice), else ``[qdrant] url``, else
+        ``[qdrant] path`` (a local store), else the environment's ``QDRANT_URL``, else the default local store.
+
+        The configuration beats the environment: a project that names its store keeps it in a shell that
+        exports ``QDRANT_URL`` for other work.
+        """
+        q = self.qdrant
+        timeout = float(q.get("timeout", 3.0))
+        if url:
+            return QdrantTarget(url=url, path=None, timeout=timeout)
+        if q.get("url") or q.get("path"):
+            return QdrantTarget(url=q.get("url") or None, path=q.get("path") or None, timeout=timeout)
+        env = (os.environ if environ is None else environ).get("QDRANT_URL", "").strip()
+        return QdrantTarget(url=env or None, path=None, timeout=timeout)
+
+
+@dataclass(frozen=True)
+class QdrantTarget:
+    """The vector store to open: a server ``url``, a local ``path``, or neither (the per-tree local store)."""
+
+    url: str | None
+    path: str | None
+    timeout: float = 3.0
+
 
 def find_config(docs: Path | None, explicit: str | Path | None = None) -> Path | None:
-    """The config file to use: explicit, else nearest-first in the docs root then the working directory."""
+    """The config file to use: explicit, else nearest-first in the docs root, the Docusaurus site root whose
+    ``docs/`` folder that is, then the working directory.
+
+    A single file's docs root is its tree's (`chunkscope.docs.docs_root_of`), so a file alone is read with the
+    configuration its whole tree is read with.
+    """
     if explicit:
         p = Path(explicit)
         if not p.is_file():
             raise ConfigError(f"{explicit}: no such config file")
         return p
+    from .docs import docs_root_of, is_site_root
+
     places = []
     if docs is not None:
-        root = docs if docs.is_dir() else docs.parent
+        root = docs if docs.is_dir() else docs_root_of(docs)
         places.append(root)
+        site = Path(os.path.abspath(root)).parent
+        if root.name == "docs" and is_site_root(site):
+            places.append(site)
     places.append(Path.cwd())
     for folder in places:
         cand = folder / CONFIG_NAME
@@ -204,12 +242,24 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 cfg.presets[name] = dict(preset)
     if cfg.strategy not in strategy_names() and cfg.strategy not in cfg.presets:
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
+    _check_qdrant(cfg.qdrant, path)
     q = cfg.query
     if "k" in q:
         _want(isinstance(q["k"], int) and q["k"] > 0, path, "query.k must be a positive integer")
     if "threshold" in q:
         _want(isinstance(q["threshold"], (int, float)) and -1 <= q["threshold"] <= 1, path, "query.threshold must be a number in -1..1")
     return cfg
+
+
+def _check_qdrant(q: dict[str, Any], path: Path | None) -> None:
+    for key in ("url", "path"):
+        if key in q:
+            _want(isinstance(q[key], str), path, f"qdrant.{key} must be a string")
+    if "timeout" in q:
+        t = q["timeout"]
+        _want(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0, path,
+              "qdrant.timeout must be a positive number of seconds")
+    _want(not (q.get("url") and q.get("path")), path, "give qdrant.url or qdrant.path, not both")
 
 
 def _check_params(strategy: str, params: dict[str, Any], path: Path | None, where: str) -> None:

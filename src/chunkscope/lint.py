@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .chunk import Chunk, ChunkedDoc, Limits, Strategy, chunk_documents
 from .config import ConfigError
+from .strategies.code_cuts import boundary_lines, code_lines, needed_cuts
 from .tokens import DEFAULT_EMBED_MODEL, embed_tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
@@ -491,6 +492,11 @@ class _DocLint:
                 fits = f" although it fits in one chunk ({self.units(n)}"
                 msg = f"chunk {ci} ends inside the list at {lines},{fits}" + (f", limit {cap})" if cap else ")")
             elif rule == "split-fence":
+                fence = self._fence_finding(b, bs, be, c)
+                if fence is not None:
+                    seen.add(key)
+                    out.append(fence)
+                    continue
                 what = f"the {b.language} code block" if b.language else "the code block"
                 msg = f"chunk {ci} ends inside {what} at {lines}; the rest continues in the next chunk"
                 msg += self._size_note(c, bs, be)
@@ -503,6 +509,66 @@ class _DocLint:
             seen.add(key)
             out.append(self.finding(rule, at, msg, ci))
         return out
+
+    def _fence_finding(self, b: "Block", bs: int, be: int, c: Chunk) -> Finding | None:
+        """split-fence for a code block over the limit, which seed 000 asks to split "by function/class".
+
+        Cut only where the rule allows (`code_cuts.needed_cuts`: between top-level definitions, between the
+        methods of a class that is itself over the limit; at a definition's first line, or its decorator or
+        comment), the block is reported as a warning that names every cut; one cut inside a body, or inside a
+        class that fits whole, makes it an error, reported at that cut. None for a block that fits (any cut of it
+        is an error, reported as before). A severity set in the configuration applies to both.
+        """
+        cap = self.budget(c)
+        n = self.counter.count(bs, be)
+        if cap is None or n <= cap:
+            return None
+        cuts = self._fence_cuts(bs, be)
+        if not cuts:
+            return None
+        margin = b.start - self.lines.line_starts[self.lines.line_of(b.start) - 1]
+        code = code_lines(self.text, self.lines.line_starts, bs, be, margin)
+        # A cut one level in (between methods) is what the seed asks only when the class around it is over the
+        # limit too: the same recursion as the strategy's, counted in the limit's tokenizer.
+        allowed = needed_cuts(code, be, lambda s, e: self.counter.count(*self._trim_both(s, e)) <= cap)
+        line_start = self.lines.line_starts
+        mid = [(p, ci) for p, ci in cuts if line_start[self.lines.line_of(p) - 1] not in allowed]
+        what = f"the {b.language} code block" if b.language else "the code block"
+        size = f"the block alone is {self.units(n)}, over the limit of {cap}"
+        if mid:
+            at, ci = mid[0]
+            where = (", inside a definition that fits in one chunk"
+                     if line_start[self.lines.line_of(at) - 1] in boundary_lines(code) else
+                     ", not at a definition boundary")
+            msg = (f"chunk {ci} ends inside {what} at lines {b.start_line}-{b.end_line} at line "
+                   f"{self.lines.line_of(at)}{where} ({size}; cut it between functions or classes instead)")
+            return self.finding("split-fence", at, msg, ci)
+        at, ci = cuts[0]
+        where = sorted({self.lines.line_of(p) for p, _ in cuts})
+        before = f"line {where[0]}" if len(where) == 1 else f"lines {', '.join(map(str, where))}"
+        msg = (f"chunk {ci} ends inside {what} at lines {b.start_line}-{b.end_line}, between definitions: {size}, "
+               f"and is split before {before}")
+        f = self.finding("split-fence", at, msg, ci)
+        if "split-fence" not in self.settings.severity:
+            f.severity = WARNING  # what the seed prescribes: still shown, so the author knows it was split
+        return f
+
+    def _trim_both(self, start: int, end: int) -> tuple[int, int]:
+        return self.first_content(start, end), self.trimmed(start, end)[1]
+
+    def _fence_cuts(self, bs: int, be: int) -> list[tuple[int, int]]:
+        """Every place a chunk starts or ends inside ``[bs, be)`` with code on both sides: (the first character
+        after the cut, the index of the chunk holding the code before it), in order."""
+        text = self.text
+        out: dict[int, int] = {}
+        prev: Chunk | None = None
+        for c in self.chunks:
+            if bs < c.start < be and text[bs:c.start].strip() and prev is not None:
+                out.setdefault(c.start, prev.index)
+            if bs < c.end < be and text[c.end:be].strip():
+                out.setdefault(self.first_content(c.end, be), c.index)
+            prev = c
+        return sorted(out.items())
 
     def _size_note(self, c: Chunk, bs: int, be: int) -> str:
         cap = self.budget(c)
@@ -586,7 +652,8 @@ class _DocLint:
         if not required:
             return out
         for c in self.chunks:
-            missing = [k for k in required if _empty(c.metadata.get(k))]
+            # An empty url_anchor is the page itself (content under the H1, which has no id), not a gap.
+            missing = [k for k in required if _empty(c.metadata.get(k)) and not (k == "url_anchor" and c.metadata.get(k) == "")]
             if missing:
                 names = ", ".join(missing)
                 out.append(self.chunk_finding(

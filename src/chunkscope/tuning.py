@@ -303,7 +303,7 @@ class ProbeOutcome:
     chunks: int
     metrics: dict[str, float]
     hits: list[bool]  # answered within k
-    ranks: list[int | None]  # first rank of a body chunk in the deep search
+    ranks: list[int | None]  # evaluate's rank: a hit's first body chunk, else the chunk judged for the miss
     reasons: list[str | None]  # evaluate's miss reason, None for a hit
     cut_off: list[bool]  # every chunk holding the heading line holds none of the body
     seconds: float = 0.0
@@ -345,11 +345,12 @@ class ProbeResult:
         return [s for i, s in enumerate(self.sections) if not any(o.hits[i] for o in self.outcomes)]
 
     def missed_only_by(self, label: str) -> list[ProbeSection]:
-        """Sections this strategy missed and some other strategy answered."""
+        """Sections this strategy missed and every other strategy answered (its misses alone; empty when it
+        ran alone). A section two strategies missed is in neither's list."""
         mine = next(o for o in self.outcomes if o.label == label)
         others = [o for o in self.outcomes if o is not mine]
         return [s for i, s in enumerate(self.sections)
-                if not mine.hits[i] and any(o.hits[i] for o in others)]
+                if others and not mine.hits[i] and all(o.hits[i] for o in others)]
 
     def to_dict(self) -> dict[str, Any]:
         per_section = []

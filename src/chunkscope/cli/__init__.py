@@ -1,7 +1,15 @@
 """The ``chunkscope`` command line: ``chunkscope DOCS`` opens the app; subcommands serve authors and CI.
 
 Each command lives in its own module with ``register(subparsers)``; this module only dispatches and turns
-every expected failure into one line on stderr and exit code 2 (never a traceback).
+every expected failure into one line on stderr (never a traceback). Every command exits by one table:
+
+    0    done
+    1    findings or failures in the documents: lint errors, a bar missed, or some files that could not be loaded
+         or chunked (each reported on stderr; the output covers the others)
+    2    usage or load error: bad arguments, config, parameters or queries file; no file could be used
+    130  interrupted (Ctrl-C, or the core's `Cancelled`): one line "interrupted", after any partial output
+
+Ctrl-C and the core's cancellation are handled here, in `main`, for every command.
 """
 
 from __future__ import annotations
@@ -12,6 +20,14 @@ import os
 import sys
 
 from .. import __version__
+
+#: The last row of the exit-code table (the rest are ``common.EXIT_OK``, ``EXIT_FINDINGS``, ``EXIT_USAGE``).
+EXIT_INTERRUPTED = 130
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped a command after part of its output; the message says what that part covers."""
+
 
 #: Modules that define commands, in the order ``--help`` lists them.
 COMMAND_MODULES = ("cmd_core", "cmd_lint", "cmd_retrieval", "cmd_tuning", "cmd_tui")
@@ -52,13 +68,22 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from ..tokens import TokenizerError
 
     errors: list[type[BaseException]] = [ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError]
-    for mod, names in (("..embed", ("EmbedError",)), ("..store", ("StoreError",)), ("..evaluate", ("QueriesError",))):
+    for mod, names in (("..embed", ("EmbedError", "MissingExtra")), ("..store", ("StoreError",)), ("..evaluate", ("QueriesError",))):
         try:
             m = importlib.import_module(mod, __name__)
         except ImportError:
             continue
         errors.extend(getattr(m, n) for n in names if hasattr(m, n))
     return tuple(errors)
+
+
+def _stops() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean the user stopped the work: exit 130, like Ctrl-C itself."""
+    try:
+        from ..embed import Cancelled
+    except ImportError:  # a build without the retrieval part
+        return (Interrupted,)
+    return (Interrupted, Cancelled)
 
 
 def _mistyped_command(word: str, commands: set[str]) -> str | None:
@@ -72,7 +97,7 @@ def _mistyped_command(word: str, commands: set[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .common import EXIT_USAGE, error
+    from .common import EXIT_USAGE, error, user_message
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -92,16 +117,20 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         error("interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into `head` and closed: not an error worth a message.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if isinstance(exc, _stops()):
+            # A stop the first Ctrl-C asked for (the work ends after its batch), or a command's partial output.
+            error(f"interrupted: {exc}" if str(exc) else "interrupted")
+            return EXIT_INTERRUPTED
         if os.environ.get("CHUNKSCOPE_DEBUG"):
             raise
         if isinstance(exc, _known_errors()):
-            error(str(exc))
+            error(user_message(exc))
             return EXIT_USAGE
         error(f"unexpected {type(exc).__name__}: {exc} (set CHUNKSCOPE_DEBUG=1 for a traceback)")
         return 3

@@ -13,6 +13,7 @@ from ..chunk import Chunk, ChunkedDoc, chunk_documents, count_embed_tokens, list
 from ..config import ResolvedStrategy
 from ..docs import DocsTree
 from .common import (
+    EXIT_FINDINGS,
     EXIT_OK,
     add_docs_arg,
     add_strategy_args,
@@ -35,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("chunk", help="print the chunks of a docs tree or file")
     add_docs_arg(p)
     add_strategy_args(p)
-    p.add_argument("--format", choices=("table", "jsonl"), default="table", help="output format (default: table)")
+    p.add_argument("--format", choices=("table", "jsonl", "langchain"), default="table",
+                   help="output format: table, jsonl (every field), or langchain (a LangChain Document per line, "
+                        "as Document.model_dump() writes it; default: table)")
     p.add_argument("--no-lint", action="store_true", help="do not attach lint findings to the chunks' warnings")
     p.set_defaults(func=cmd_chunk)
 
@@ -50,7 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
+    from ..chunk import plugin_problems
+
     classes = list_strategies()
+    # A plugin that cannot be used is one line each on stderr; the listing (and its JSON) carries on without it.
+    for problem in plugin_problems():
+        print(f"chunkscope: warning: {visible(problem, oneline=True)}", file=sys.stderr)
     if args.json:
         out = [
             {
@@ -119,24 +127,58 @@ def chunk_tree(tree: DocsTree, resolved: ResolvedStrategy, cfg=None, lint: bool 
     return results
 
 
+def require_chunked(results: Sequence[ChunkedDoc], docs: str, label: str) -> None:
+    """Refuse a run in which the strategy chunked no document: nothing could be used (exit 2, as for a docs path
+    with no Markdown), whatever the output format.
+
+    Raises:
+        DocsError: every document failed (each failure was reported on stderr by `chunk_tree`).
+    """
+    from ..docs import DocsError
+
+    if results and all(r.error for r in results):
+        raise DocsError(f"{docs}: {label} could chunk none of the {len(results)} files (each problem is listed above)")
+
+
+def documents_exit(tree: DocsTree, results: Sequence[ChunkedDoc] = ()) -> int:
+    """The exit code of a run whose output is written: 1 when some file could not be loaded or chunked (each was
+    reported, the output covers the others), else 0. The one rule every command follows."""
+    return EXIT_FINDINGS if tree.problems or any(r.error for r in results) else EXIT_OK
+
+
 def cmd_chunk(args: argparse.Namespace) -> int:
     ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)[0]
-    results = chunk_tree(ctx.tree, resolved, ctx.config, lint=not args.no_lint)
+    # LangChain's form carries the same metadata as the library's splitter: no lint warnings, no word pieces.
+    langchain = args.format == "langchain"
+    results = chunk_tree(ctx.tree, resolved, ctx.config, lint=not args.no_lint and not langchain)
+    require_chunked(results, args.docs, resolved.label)
+    out = sys.stdout
+    if langchain:
+        from ..integrations import langchain_record  # plain JSON: LangChain itself is not needed to write it
+
+        for r in results:
+            for c in r.chunks:
+                out.write(json_line(langchain_record(r.doc, c, ctx.config.site_url or None)) + "\n")
+        return documents_exit(ctx.tree, results)
     chunks = [c for r in results for c in r.chunks]
     count_embed_tokens(chunks, ctx.config.embed_model)
-    out = sys.stdout
     if args.format == "jsonl":
-        for c in chunks:
-            out.write(json_line(c.to_dict()) + "\n")
-        return EXIT_OK
+        from ..site import chunk_url
+
+        # Each row's url is the citation `query` prints for the chunk: route + #anchor, under site_url if set.
+        site_url = ctx.config.site_url or None
+        for r in results:
+            for c in r.chunks:
+                out.write(json_line({**c.to_dict(), "url": chunk_url(site_url, r.doc, c)}) + "\n")
+        return documents_exit(ctx.tree, results)
     con = console()
     title = f"{resolved.label}: {len(chunks)} chunks in {len(results)} files"
     table, dropped = chunk_table(chunks, con.width, title=title, title_justify="left")
     con.print(table)
     if dropped:
         con.print(f"({', '.join(dropped)} left out at this width; --format jsonl has every field)", style="dim")
-    return EXIT_OK
+    return documents_exit(ctx.tree, results)
 
 
 #: How the chunk table gives way on a narrow terminal: the text preview first, then the warnings, the heading
@@ -320,12 +362,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
     ctx = load_context(args)
     dim = embed_dim(ctx.config.embed_model)
     all_stats = []
+    failed: list[ChunkedDoc] = []
     for resolved in strategies_from_args(args, ctx.config):
         results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
+        require_chunked(results, args.docs, resolved.label)
+        failed += [r for r in results if r.error]
         all_stats.append(tree_stats(ctx.tree, resolved, results, dim))
     if args.json:
         print(json.dumps([s.to_dict() for s in all_stats], indent=2))
-        return EXIT_OK
+        return documents_exit(ctx.tree, failed)
     from rich.text import Text
 
     con = console()
@@ -342,7 +387,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     for s in all_stats:
         con.print()
         print_histogram(con, s)
-    return EXIT_OK
+    return documents_exit(ctx.tree, failed)
 
 
 def print_histogram(con: Any, s: TreeStats) -> None:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from ..chunk import ParamError
+from . import Interrupted
+from .cmd_core import documents_exit
 from .cmd_retrieval import _add_store_args, graceful_interrupt, make_embedder, open_store
 from .common import EXIT_OK, EXIT_USAGE, add_docs_arg, console, error, human_bytes, json_line, load_context, visible
 from .table_layout import DROP, Col, fit_table
@@ -130,9 +132,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     else:
         print_probe(result, args.show)
     if result.cancelled:
-        print("chunkscope: stopped early; the results above cover only the strategies that finished", file=sys.stderr)
-        return 130
-    return EXIT_OK
+        raise Interrupted("the results above cover only the strategies that finished")
+    return documents_exit(ctx.tree)
 
 
 def _skipped_text(skipped: dict[str, int]) -> str:
@@ -164,12 +165,13 @@ def print_probe(result, show: int = 30) -> None:
 
 #: What the short headers of the probe table mean (short, so that the table fits 80 columns).
 PROBE_LEGEND = "miss: sections not found in the top {k}; cut: sections whose heading is cut off from their body"
-PROBE_LEGEND_ONLY = "; only: missed by this strategy alone"
+PROBE_LEGEND_ONLY = "; only: missed by this strategy and found by every other"
 
 
 def probe_table(result, width: int, **table_kw: Any) -> Any:
     """One row per strategy: chunks, the metrics (the best of several in bold green), misses, cut-off headings
-    and, with several strategies, the misses no other strategy has. Numbers are never cut."""
+    and, with several strategies, the misses no other strategy has (every other found those sections). Numbers
+    are never cut."""
     from rich.text import Text
 
     outcomes = result.outcomes
@@ -289,12 +291,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         print_sweep(result, args.preset_name)
     if result.cancelled:
-        print("chunkscope: stopped early; the table covers the points that finished", file=sys.stderr)
-        return 130
+        raise Interrupted("the table covers the points that finished")
     if result.best is None:
         error(f"no grid point could be scored ({len(result.skipped)} of {len(result.points)} skipped)")
         return EXIT_USAGE
-    return EXIT_OK
+    return documents_exit(ctx.tree)
 
 
 def print_sweep(result, preset_name: str = "sweep-best") -> None:

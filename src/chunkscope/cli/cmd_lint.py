@@ -1,10 +1,11 @@
 """``chunkscope lint DOCS``: the seeds' validation checklists as rules, for authors and CI.
 
-Exit codes: 0 when no finding is an error, 1 when at least one is, 2 when the docs, config or parameters cannot be
-used (the dispatcher turns those exceptions into one line and exit 2) or when some file could not be checked: a
-file that could not be read (or whose front matter is malformed) or that the strategy failed to chunk. A CI job
-must not pass on docs it never looked at; those files are reported in every format, as ``load-problem`` and
-``not-chunked`` entries.
+Exit codes (the table every command follows, see ``chunkscope.cli``): 0 when no finding is an error; 1 when at
+least one is, and a file lint could not check is one: a file that could not be read (or whose front matter is
+malformed) or that the strategy failed to chunk is reported in every format as a ``load-problem`` or
+``not-chunked`` error, the other files are checked all the same. 2 when the docs, config or parameters cannot be
+used, or no file could be checked at all. A CI job never passes on docs it did not look at: 1 and 2 both fail it;
+1 says "fix the docs", 2 "fix the command or its setup".
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Callable
 
 from ..lint import ERROR, RULES, Finding, LintReport, lint_settings, lint_tree
 from ..wording import plural
-from .cmd_core import chunk_tree
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
+from .cmd_core import chunk_tree, require_chunked
+from .common import EXIT_FINDINGS, EXIT_OK, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
 
 FORMATS = ("text", "json", "github")
 
@@ -59,7 +60,7 @@ def display_paths(args: argparse.Namespace, tree) -> Callable[[str], str]:
     return lambda p: os.path.join(root, p) if root not in ("", ".") else p
 
 
-#: Pseudo-rules for files lint could not check (always errors; they make the exit code 2).
+#: Pseudo-rules for files lint could not check (always errors, so the exit code is at least 1).
 LOAD_PROBLEM, NOT_CHUNKED = "load-problem", "not-chunked"
 
 
@@ -79,9 +80,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         write_github(report, unchecked)
     else:
         write_text(report, resolved.label, unchecked)
-    if unchecked:
-        return EXIT_USAGE
-    return EXIT_FINDINGS if report.errors else EXIT_OK
+    # After the output, which lists every file that could not be checked.
+    require_chunked(results, args.docs, resolved.label)
+    return EXIT_FINDINGS if report.errors or unchecked else EXIT_OK
 
 
 def unchecked_files(tree, report: LintReport, display: Callable[[str], str]) -> list[Finding]:

@@ -12,7 +12,6 @@ from typing import Any, Iterator
 
 from .common import (
     EXIT_FINDINGS,
-    EXIT_OK,
     add_docs_arg,
     add_strategy_args,
     console,
@@ -22,6 +21,8 @@ from .common import (
     strategies_from_args,
     visible,
 )
+from . import Interrupted
+from .cmd_core import documents_exit
 
 
 def _add_store_args(p: argparse.ArgumentParser) -> None:
@@ -69,11 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def open_store(ctx, args):
+    """The store: --qdrant-url, else [qdrant] url or path, else QDRANT_URL, else the tree's local store."""
     from ..store import Store
 
-    url = getattr(args, "qdrant_url", None) or ctx.config.qdrant.get("url")
-    path = None if url else ctx.config.qdrant.get("path")
-    return Store(ctx.tree.root, url=url, path=path)
+    target = ctx.config.qdrant_target(getattr(args, "qdrant_url", None))
+    return Store(ctx.tree.root, url=target.url, path=target.path, timeout=target.timeout)
 
 
 def make_embedder(ctx, args):
@@ -160,18 +161,19 @@ def cmd_index(args: argparse.Namespace) -> int:
         retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
                               citation_template=resolved.citation_template)
         if args.rebuild:
-            store.drop(retriever.collection)
-            retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
-                                  citation_template=resolved.citation_template)
+            retriever.rebuild()  # a single file: only its points; the rest of its tree stays indexed
         report = ensure_index(retriever, resolved.label, quiet=args.json)
+        # The report is the command's output (stdout); progress and problems stay on stderr.
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))
         else:
-            print(report_line(resolved.label, report), file=sys.stderr)
-            print(f"collection {report.collection} in {store.location}", file=sys.stderr)
+            print(report_line(resolved.label, report))
+            print(f"collection {report.collection} in {store.location}")
         for w in embedder.warnings:
             print(f"chunkscope: warning: {visible(w, oneline=True)}", file=sys.stderr)
-    return 130 if report.cancelled else EXIT_OK
+    if report.cancelled:
+        raise Interrupted("indexing stopped; the points written so far are kept")
+    return documents_exit(ctx.tree)
 
 
 # --- query ------------------------------------------------------------------------------------------------------
@@ -232,9 +234,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         hits = retriever.query(args.question, k=k, threshold=threshold, filters=filters)
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2).translate(_ESC))
-        return EXIT_OK
-    print_hits(hits, args.question, threshold, resolved.label, filters)
-    return EXIT_OK
+    else:
+        print_hits(hits, args.question, threshold, resolved.label, filters)
+    return documents_exit(ctx.tree)
 
 
 _ESC = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
@@ -332,7 +334,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print_eval(results, ks)
         for s, m, v, b in failed:
             print(f"chunkscope: {s}: {m} = {v:.3f} is under --fail-under {b}", file=sys.stderr)
-    return EXIT_FINDINGS if failed else EXIT_OK
+    # A stop (Ctrl-C) raised `Cancelled` out of evaluate(): the command line's one handler makes it exit 130.
+    return EXIT_FINDINGS if failed else documents_exit(ctx.tree)
 
 
 class _SharedStore:

@@ -9,8 +9,8 @@ from typing import Any, Sequence
 
 from ..compare import diff_trees
 from ..config import parse_param_args, resolve_strategy
-from .cmd_core import chunk_tree, embed_dim, print_side_by_side, tree_stats
-from .common import EXIT_OK, add_docs_arg, console, human_bytes, load_context, visible
+from .cmd_core import chunk_tree, documents_exit, embed_dim, print_side_by_side, require_chunked, tree_stats
+from .common import add_docs_arg, console, human_bytes, load_context, visible
 from .table_layout import Col, fit_table
 
 
@@ -58,18 +58,14 @@ def _resolve_pair(args: argparse.Namespace, cfg):
 
 
 def _lint_counts(ctx, resolved, results) -> tuple[int, int] | None:
+    """(errors, warnings) as `chunkscope lint` counts them: every rule, duplicates across files included (a
+    per-document pass sees only a file's own duplicates)."""
     try:
-        from ..lint import annotate_chunks
+        from ..lint import lint_tree
     except ImportError:
         return None
-    errors = warnings = 0
-    for r in results:
-        for f in annotate_chunks(r.doc, r.chunks, resolved.strategy, ctx.config):
-            if f.severity == "error":
-                errors += 1
-            else:
-                warnings += 1
-    return errors, warnings
+    report = lint_tree(ctx.tree, resolved, ctx.config, results=results)
+    return report.errors, report.warnings
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -78,6 +74,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = _resolve_pair(args, ctx.config)
     res_a = chunk_tree(ctx.tree, a, ctx.config, lint=False)
     res_b = chunk_tree(ctx.tree, b, ctx.config, lint=False)
+    require_chunked(res_a, args.docs, a.label)
+    require_chunked(res_b, args.docs, b.label)
+    code = documents_exit(ctx.tree, [*res_a, *res_b])
     diff = diff_trees(a.label, res_a, b.label, res_b)
     dim = embed_dim(ctx.config.embed_model)
     stats = [tree_stats(ctx.tree, a, res_a, dim), tree_stats(ctx.tree, b, res_b, dim)]
@@ -87,7 +86,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out["stats"] = [s.to_dict() for s in stats]
         out["lint"] = [{"errors": x[0], "warnings": x[1]} if x else None for x in lints]
         print(json.dumps(out, indent=2))
-        return EXIT_OK
+        return code
     from rich.text import Text
 
     con = console()
@@ -116,7 +115,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         con.print(Text(CHANGED_FILES_LEGEND, style="dim"))
         if len(changed) > args.files:
             con.print(Text(f"… and {len(changed) - args.files} more files (--files N to show more)", style="dim"))
-    return EXIT_OK
+    return code
 
 
 #: What the short headers of the changed-files table mean (they are short so the table fits 80 columns).

@@ -19,6 +19,16 @@ def error(msg: str, stream: TextIO | None = None) -> None:
     print(f"chunkscope: error: {visible(msg, oneline=True)}", file=stream or sys.stderr)
 
 
+def user_message(exc: BaseException) -> str:
+    """The line a known error shows; a missing optional part says what to install."""
+    from ..embed import MissingExtra
+
+    if isinstance(exc, MissingExtra):
+        return (f"this command needs chunkscope's {exc.extra} extra ({exc.package} is not installed): "
+                f"pip install 'chunkscope[{exc.extra}]'")
+    return str(exc)
+
+
 def add_docs_arg(p: argparse.ArgumentParser, optional: bool = False) -> None:
     if optional:
         p.add_argument("docs", nargs="?", default=".", metavar="DOCS", help="docs folder or Markdown file (default: .)")

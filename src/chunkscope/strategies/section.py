@@ -32,7 +32,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..chunk import OVERSIZE, Limits, Param, Span, Strategy
-from ..site import doc_numbering
+from ..site import doc_numbering, heading_fragment
 from ..structure import Heading
 from ._common import Protected, Section, sections, trim
 
@@ -189,7 +189,7 @@ class SectionStrategy(Strategy):
                 "chapter_title": chapter_title,
                 "section_number": i,
                 "section_title": section_title,
-                "url_anchor": f"#{sec.heading.anchor}" if sec.heading is not None and sec.heading.anchor else None,
+                "url_anchor": heading_fragment(sec.heading),
                 "token_count": counter.count(sec.start, end),
                 "overlap_tokens": counter.count(next_start, end) if end > sec.end else 0,
                 "source_file": doc.path,

@@ -10,8 +10,11 @@ The seed's rules, as implemented:
 * An overflowing section is cut into units that are packed greedily, in order, into chunks of at most
   ``max_tokens`` (no overlap): code blocks, lists, tables, admonitions and quotes stay whole when they fit;
   paragraphs are cut into sentences (`chunkscope.sentences`). A unit too big on its own is cut again: a list
-  at its items, a container at its child blocks, code at top-level ``def``/``class``/``fn``/``impl``/… lines
-  (with the decorators, attributes and comments right above them), then at blank lines, then at lines.
+  at its items, a container at its child blocks, code "by function/class" (`code_cuts`): at its top-level
+  definitions (``def``/``class``/``fn``/``impl``/``function``/…, with the decorators, attributes and comments
+  right above them); a definition still over the limit (a class, an ``impl``) at the definitions one level
+  inside it (its methods); only a single function over the limit at blank lines, then at lines. Never inside a
+  function's body while a cut between definitions would do.
   Whatever still does not fit (a sentence over the limit) is cut at words and flagged ``oversize``; a chunk
   that cuts a fence, table or ``$$`` block is flagged ``split-fence``.
 * "Equations: keep with surrounding explanatory text": there is never a cut between a ``$$`` block and the
@@ -19,13 +22,14 @@ The seed's rules, as implemented:
   paragraph ending in ``:`` and the block it introduces, nor after a heading. These bonds give way only
   when the bonded units cannot fit in one chunk together.
 
-Metadata follows the seed's schema exactly: ``chunk_id``, ``chapter``, ``section``, ``subsection``,
-``url_anchor``, ``token_count``, ``chunk_index``, ``source_file``.
+Metadata follows the seed's schema: ``chunk_id``, ``chapter``, ``section``, ``subsection``, ``url_anchor``,
+``token_count``, ``chunk_index``, ``source_file``. ``chunk_id`` is the seed's ``ch3-s3.2-001`` after the page's
+path (``module-1/1.1-basics/frames.md#ch1-s1.1-001``): many pages of a textbook share a chapter and section, and
+the seed's form alone repeats across them. Section and subsection follow `chunkscope.site.SectionNumbers`.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, replace
@@ -33,9 +37,10 @@ from typing import TYPE_CHECKING
 
 from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, Span, Strategy
 from ..sentences import sentence_spans
-from ..site import doc_numbering
-from ..structure import Block, Heading
+from ..site import doc_numbering, heading_fragment, section_numbers
+from ..structure import Block
 from ._common import Protected, Section, trim
+from .code_cuts import code_lines, definition_cuts
 from .section import ENCODINGS, chapter_sections
 
 if TYPE_CHECKING:
@@ -44,25 +49,6 @@ if TYPE_CHECKING:
 
 #: Blocks whose children are units of their own when the block has to be cut.
 _CONTAINERS = frozenset({"list", "list_item", "blockquote", "admonition"})
-
-# A line that starts a top-level definition, after the code block's own indentation: Python, Rust, JS/TS,
-# Java/C#/Kotlin, Go. Cutting just before such a line keeps each function or class whole.
-_DEF_LINE = re.compile(
-    r"""(?:
-      (?:export\s+(?:default\s+)?)?(?:async\s+)?(?:def|class|function\*?)\s
-    | (?:pub(?:\s*\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern(?:\s+"[^"]*")?)\s+)*
-      (?:fn|impl|struct|enum|trait|mod|union|macro_rules!)\b
-    | (?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data)\s+)+
-      (?:class|interface|enum|record|struct|fun|void|[\w<>\[\]]+\s+\w+\s*\()
-    | (?:interface|func|fun)\s
-    | type\s+\w+\s+(?:struct|interface)\b
-    | if\s+__name__\s*==
-    )""",
-    re.X,
-)
-# Lines that belong to the definition below them: decorators, attributes, doc comments and comments.
-_DEF_PREFIX = re.compile(r"(?:@|#\[|///|//|#|/\*|\*|--)")
-
 
 @dataclass(slots=True)
 class _Unit:
@@ -162,10 +148,17 @@ class _Cutter:
         memo = doc.cache.setdefault(("section-sentence", self.levels), {})
         if "sections" not in memo:
             memo["sections"] = _join_heading_only(text, chapter_sections(doc, self.levels))
-            memo["enclosing"] = _enclosing_numbers(self.st.headings)
             memo["units"] = {}
-        secs, enclosing, units_of = memo["sections"], memo["enclosing"], memo["units"]
+        secs, units_of = memo["sections"], memo["units"]
         numbering = doc_numbering(doc)
+        numbers = section_numbers(doc)
+        # chunk_id: seed 000's "ch3-s3.2-001" ("ch" + chapter, or the page's name when the chapter is unknown;
+        # "-s" + section, "0" for a chapter's opening; the chunk's running number among this page's chunks with
+        # that chapter and section) after the page's tree-relative path and "#". The path is unique within a tree
+        # and the seed part unique within the page, so the id is unique within the tree, whichever other files
+        # were loaded; "#" is kept out of the seed part so the last "#" always separates the two.
+        chap = (f"ch{numbering.chapter}" if numbering.chapter is not None
+                else numbering.chapter_id.rsplit("/", 1)[-1]).replace("#", "-")
         prot = Protected.of(doc)
         running: dict[tuple[str, str], int] = {}
         out: list[Span] = []
@@ -182,15 +175,10 @@ class _Cutter:
                 h = self.st.heading_before(s)
                 if h is None or h.start < sec.start:
                     h = sec.heading
-                sec_num, sub_num = enclosing[h.index] if h is not None else (None, None)
-                section = sec_num if sec_num is not None else numbering.section
-                # chunk_id "ch3-s3.2-001": "ch" + chapter number (the file's chapter id such as the file stem
-                # when the chapter is unknown), "-s" + section ("0" when unknown: the chapter's opening), then
-                # the 1-based running number of the chunk among this document's chunks with that chapter and
-                # section, 3 digits. Counting per section value, not per heading, keeps ids unique when several
-                # headings share one section number (the Rust book numbers files, not headings).
-                chap = f"ch{numbering.chapter}" if numbering.chapter is not None else numbering.chapter_id
-                key = (chap, section if section is not None else "0")
+                section, subsection = numbers.of(h)
+                # Counting per section value, not per heading, keeps ids unique when several headings share one
+                # section number (the Rust book numbers files, not headings).
+                key = (chap, (section if section is not None else "0").replace("#", "-"))
                 running[key] = running.get(key, 0) + 1
                 warnings = sorted(flags)
                 if prot.cuts(text, s) or prot.cuts(text, e):
@@ -199,11 +187,11 @@ class _Cutter:
                 if tokens > self.budget and OVERSIZE not in warnings:
                     warnings.append(OVERSIZE)
                 out.append(Span(s, e, {
-                    "chunk_id": f"{key[0]}-s{key[1]}-{running[key]:03d}",
+                    "chunk_id": f"{doc.path}#{key[0]}-s{key[1]}-{running[key]:03d}",
                     "chapter": numbering.chapter,
                     "section": section,
-                    "subsection": sub_num,
-                    "url_anchor": f"#{h.anchor}" if h is not None and h.anchor else None,
+                    "subsection": subsection,
+                    "url_anchor": heading_fragment(h),
                     "token_count": tokens,
                     "chunk_index": idx,
                     "source_file": doc.path,
@@ -343,7 +331,9 @@ class _Cutter:
                 cuts = self._def_cuts(u) if how == "defs" else self._blank_cuts(u) if how == "blank" else \
                     self._lines_in(u.start, u.end)
                 bounds = [u.start, *cuts, u.end]
-                parts = [_Unit(a, z, rest, u.block) for a, z in zip(bounds, bounds[1:])]
+                # A definition still over the budget is cut at the definitions inside it before anything else.
+                then = u.chain[k:] if how == "defs" else rest
+                parts = [_Unit(a, z, then, u.block) for a, z in zip(bounds, bounds[1:])]
             if len(parts) > 1:
                 parts = self._tile(parts, u.start, u.end, absorb=True)
                 if len(parts) > 1:
@@ -405,27 +395,12 @@ class _Cutter:
         return ls[bisect_right(ls, start):bisect_left(ls, end)]
 
     def _def_cuts(self, u: _Unit) -> list[int]:
-        """Line starts of top-level definitions in a code block, moved up over their decorators/comments."""
-        text = self.text
+        """Where a code block, or a piece of one, is cut between definitions (`code_cuts`): the outermost level
+        that has a boundary, so a piece that is one class is cut at its methods; none in a single function."""
         origin = u.block.start if u.block is not None else u.start
-        indent = origin - self.st.line_start(self.st.line_of(origin))
-        lines = self._lines_in(u.start, u.end)
-        cuts: list[int] = []
-        for k, ls in enumerate(lines):
-            if k == 0:
-                continue  # a cut here would leave the opening fence line alone
-            if text[ls:ls + indent].strip() or not _DEF_LINE.match(text, ls + indent) or text[ls + indent].isspace():
-                continue
-            floor = cuts[-1] if cuts else lines[0]
-            cut, j = ls, k - 1
-            while j >= 0 and lines[j] > floor:
-                prev = text[lines[j]:lines[j + 1]].strip()
-                if not prev or not _DEF_PREFIX.match(prev):
-                    break
-                cut, j = lines[j], j - 1
-            if cut > floor:
-                cuts.append(cut)
-        return cuts
+        # The fence's column: that much of every line is the container's (a list item's indentation).
+        margin = origin - self.st.line_start(self.st.line_of(origin))
+        return definition_cuts(code_lines(self.text, self.st.line_starts, u.start, u.end, margin))
 
     def _blank_cuts(self, u: _Unit) -> list[int]:
         """Starts of the first non-blank lines after blank lines."""
@@ -523,15 +498,3 @@ class _Cutter:
             chunks.append((cur[0], cur[1], cur[2]))
         return chunks
 
-
-def _enclosing_numbers(headings: list[Heading]) -> list[tuple[str | None, str | None]]:
-    """For each heading: the number of the ``##`` and of the ``###`` it sits under (itself included)."""
-    out: list[tuple[str | None, str | None]] = []
-    last: dict[int, Heading] = {}
-    for h in headings:
-        for lvl in [k for k in last if k >= h.level]:
-            del last[lvl]
-        last[h.level] = h
-        h2, h3 = last.get(2), last.get(3)
-        out.append((h2.number if h2 else None, h3.number if h3 else None))
-    return out

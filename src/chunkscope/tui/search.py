@@ -19,12 +19,23 @@ DEPTH = 100
 
 
 def retrieval_available() -> str | None:
-    """None when this build can query, else why not (shown in the query pane instead of the results)."""
-    try:
-        import chunkscope.retrieval  # noqa: F401
-    except ImportError as exc:
-        return f"Querying needs chunkscope.retrieval, which this build lacks ({exc})."
-    return None
+    """None when this install can query, else what to install (shown in the query pane instead of results).
+
+    Looked up when the pane opens (without importing torch), so a base install says so before any work.
+    """
+    from ..embed import missing_retrieval
+
+    return install_hint(missing_retrieval())
+
+
+def install_hint(err: BaseException | None, what: str = "Querying") -> str | None:
+    """The words for a missing optional part (`embed.MissingExtra`): what to install; None for other errors."""
+    from ..embed import MissingExtra
+
+    if not isinstance(err, MissingExtra):
+        return None
+    return (f"{what} needs chunkscope's {err.extra} extra ({err.package} is not installed): "
+            f"pip install 'chunkscope[{err.extra}]'")
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,7 @@ class SearchSession:
             self.indexed.discard(key)
             if r is not None and self._store is not None:
                 try:
-                    self._store.drop(r.collection)
+                    r.rebuild()  # one file open: only its points go, the rest of its tree stays indexed
                 except Exception:  # noqa: BLE001 - a missing collection is already rebuilt
                     pass
 
@@ -120,9 +131,8 @@ class SearchSession:
                 self._embedder = Embedder(self.config.embed_model, device=emb.get("device"),
                                           batch_size=int(emb.get("batch_size", 32)))
             if self._store is None:
-                q = self.config.qdrant
-                self._store = Store(self.tree.root, url=q.get("url"), path=q.get("path"),
-                                    timeout=float(q.get("timeout", 3.0)))
+                q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
+                self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout)
             key = self._key(resolved)
             r = self._retrievers.get(key)
             if r is None:

@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from ..chunk import Chunk, chunk_documents, count_embed_tokens, strategy_available, strategy_names
 from ..config import Config, ResolvedStrategy, resolve_strategy
-from ..docs import Document
+from ..docs import Document, DocsTree, Problem, iter_doc_files, read_document
+from .watcher import Snapshot, TreeChange
 from ..tokens import TIKTOKEN_NAMES, embed_tokenizer, prepare
 
 
@@ -220,6 +221,56 @@ def chunk_tree(
                     e.lint_warnings += 1
     result.elapsed = time.perf_counter() - t0
     return result
+
+
+@dataclass(eq=False)
+class FilesChange:
+    """Files that changed on disk, read off the UI thread and ready for `apply_files_change`."""
+
+    change: TreeChange
+    #: The scan this change brings the tree to (the watcher's next baseline).
+    snapshot: Snapshot
+    #: Every added, renamed-to and modified path, read: (the document or None, its problems).
+    read: dict[str, tuple[Document | None, list[Problem]]]
+    #: Reading order of every file when files came, went or moved (None: the order is unchanged).
+    order: list[str] | None = None
+    #: The folder walk's own problems (links out of the tree, unreadable folders) with that order.
+    walk_problems: list[Problem] = field(default_factory=list)
+
+
+def read_files_change(tree: DocsTree, change: TreeChange, snapshot: Snapshot, max_bytes: int,
+                      ignore: list[str]) -> FilesChange:
+    """Read what a change needs (new, moved and edited files; the reading order when files came or went)."""
+    out = FilesChange(change, snapshot, {})
+    for rel in (*change.added, *(new for _, new in change.renamed), *change.modified):
+        out.read[rel] = read_document(tree.root / rel, rel, max_bytes)
+    if change.structural and not tree.single_file:
+        files, out.walk_problems = iter_doc_files(tree.root, ignore)
+        out.order = [rel for _, rel in files]
+    return out
+
+
+def apply_files_change(tree: DocsTree, fc: FilesChange) -> None:
+    """Bring the tree's documents and problems to what is on disk now (on the UI thread: workers copy
+    ``tree.documents`` before they iterate it, and the list object itself is kept for whoever holds it)."""
+    by_path = {d.path: d for d in tree.documents}
+    gone = {*fc.change.removed, *(old for old, _ in fc.change.renamed)}
+    for rel in gone:
+        by_path.pop(rel, None)
+    for rel, (doc, _) in fc.read.items():
+        if doc is None:
+            by_path.pop(rel, None)
+        else:
+            by_path[rel] = doc
+    order = fc.order if fc.order is not None else [d.path for d in tree.documents] + list(fc.read)
+    tree.documents[:] = [by_path[p] for p in dict.fromkeys(order) if p in by_path]
+    touched = gone | set(fc.read)
+    if fc.order is None:
+        kept = [p for p in tree.problems if p.path not in touched]
+    else:  # the walk's problems come fresh with the order; a file's problems stay while the file does
+        listed = set(fc.order)
+        kept = [p for p in tree.problems if p.path not in touched and p.path in listed] + fc.walk_problems
+    tree.problems[:] = kept + [p for _, problems in fc.read.values() for p in problems]
 
 
 def export_jsonl(result: TreeResult, docs: list[Document], config: Config, folder: Path) -> tuple[Path, int]:

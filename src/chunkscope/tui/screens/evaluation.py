@@ -24,7 +24,7 @@ from ...chunk import ParamError, UnknownStrategy
 from ...safe_text import visible
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree
-from ..search import SearchSession
+from ..search import SearchSession, install_hint
 from ..session import resolve
 from ..widgets.key_bar import KeyBar
 
@@ -234,8 +234,9 @@ class EvaluationScreen(Screen):
             self.query_one("#eval-progress", ProgressBar).display = False
             self.query_one("#eval-header", Static).update(Text("the evaluation failed (see the notification)",
                                                                style="bold red"))
-            self.notify(visible(f"{type(err).__name__}: {err}", oneline=True), title="evaluation failed",
-                        severity="error", timeout=8)
+            text = install_hint(err, "The probe") or f"{type(err).__name__}: {err}"
+            self.notify(visible(text, oneline=True), title="evaluation failed",
+                        severity="error", timeout=8, markup=False)
 
 
 def _fmt(v: float | int) -> str:

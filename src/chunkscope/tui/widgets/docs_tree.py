@@ -49,7 +49,15 @@ class DocsTreeView(Tree[str]):
         self.rebuild()
 
     def rebuild(self) -> None:
-        """(Re)create the nodes from the documents and problems, keeping the cursor on the same file."""
+        """(Re)create the nodes from the documents and problems, keeping the cursor on the same file.
+
+        A rebuild never opens a file: the cursor lands without a highlight message (a file that is gone leaves
+        it on the first line, and the explorer then moves it to the file it shows instead).
+        """
+        with self.prevent(Tree.NodeHighlighted):
+            self._rebuild()
+
+    def _rebuild(self) -> None:
         current = self.cursor_node.data if self.cursor_node is not None else None
         self.clear()
         self._leaves.clear()
@@ -74,8 +82,13 @@ class DocsTreeView(Tree[str]):
             leaf = parent.add_leaf(self._label(path, problems.get(path) is not None), data=path)
             self._leaves[path] = leaf
         self.root.expand()
-        if current is not None and current in self._leaves:
-            self.select_path(current)
+        self._lay_out()
+        self.move_cursor(self._leaves.get(current) if current is not None else None)
+
+    def _lay_out(self) -> None:
+        """Number the lines of new nodes now (asking for the last line builds them): the cursor moves by line
+        number, and a node not laid out yet has none, which would put the cursor on the first line."""
+        self.last_line  # noqa: B018 - the property builds the line table
 
     def _label(self, path: str, problem: bool = False) -> Text:
         count, failed, errors = self._counts.get(path, (None, False, 0))
@@ -106,6 +119,8 @@ class DocsTreeView(Tree[str]):
         leaf = self._leaves.get(path)
         if leaf is None:
             return
+        if leaf.line < 0:
+            self._lay_out()
         # NodeHighlighted follows as a message; the explorer ignores a file that is already open.
         self.move_cursor(leaf)
 

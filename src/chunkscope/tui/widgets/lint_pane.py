@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from ...safe_text import visible
 from ..session import TreeResult, lint_module
+from .query_pane import StateCheckbox
 
 SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5c07b")}
 #: The rule filter's value for "every rule" (no rule id contains a space).
@@ -71,8 +72,8 @@ class LintPane(Vertical):
         with Horizontal(id="lint-filters"):
             yield Select([("all rules", ALL_RULES)], value=ALL_RULES, allow_blank=False, compact=True,
                          id="lint-rule", tooltip="show only one rule's findings (r cycles through them)")
-            yield Checkbox("errors only", id="lint-errors-only", compact=True,
-                           tooltip="hide warnings (E toggles)")
+            yield StateCheckbox("errors only", id="lint-errors-only", compact=True,
+                                tooltip="hide warnings (E toggles)")
         yield OptionList(id="findings")
 
     def on_mount(self) -> None:
@@ -101,15 +102,28 @@ class LintPane(Vertical):
             self._errors_only = errors_only
         self._show()
 
+    def _rule_counts(self) -> Counter[str]:
+        """Findings per rule under the severity filter (a rule with only warnings has none under errors only)."""
+        return Counter(f.rule for f in self._all if not self._errors_only or f.severity == "error")
+
     def _rules(self) -> list[str]:
-        """The rules with findings, most findings first (the filter's choices and the order ``r`` cycles in)."""
+        """The rules with findings, most findings first (the filter's choices, each with its count under the
+        severity filter: "(0)" says a rule has no errors)."""
         counts = Counter(f.rule for f in self._all)
         return sorted(counts, key=lambda r: (-counts[r], r))
 
+    def _cycle(self) -> list[str]:
+        """What ``r`` steps through: all rules, then each rule with findings under the severity filter, most
+        first. With errors only, a rule with only warnings would show an empty list: it is skipped."""
+        counts = self._rule_counts()
+        return [ALL_RULES, *sorted(counts, key=lambda r: (-counts[r], r))]
+
     def action_next_rule(self) -> None:
         """Key ``r``: the next rule with findings, then all of them again."""
-        cycle = [ALL_RULES, *self._rules()]
-        at = cycle.index(self.rule)
+        cycle = self._cycle()
+        # A rule picked in the filter that has no findings under it (say, warnings under errors only) is not in
+        # the cycle: r goes on from "all rules".
+        at = cycle.index(self.rule) if self.rule in cycle else 0
         self.set_filter(rule=cycle[(at + 1) % len(cycle)])
 
     def action_errors_only(self) -> None:
@@ -205,7 +219,7 @@ class LintPane(Vertical):
 
     def _sync_filter_widgets(self, rule: str) -> None:
         """Show the filter in its widgets, with each rule's count under the severity filter (no echo events)."""
-        counts = Counter(f.rule for f in self._all if not self._errors_only or f.severity == "error")
+        counts = self._rule_counts()
         total = sum(counts.values())
         choices: list[tuple[str, str]] = [(f"all rules ({total})", ALL_RULES)]
         choices += [(f"{r} ({counts[r]})", r) for r in self._rules()]

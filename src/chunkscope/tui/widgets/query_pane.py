@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
 from ..debounce import DEBOUNCE_SECONDS
-from ..search import Answer, Expected, SearchSession, retrieval_available
+from ..search import Answer, Expected, SearchSession, install_hint, retrieval_available
 from ...wording import plural
 from .ordered_input import OrderedInput
 
@@ -34,6 +34,15 @@ class HitList(OptionList):
         Binding("enter", "select", "Jump to source", id="query.jump",
                 tooltip="open the hit's file with its chunk selected, scrolled into view"),
     ]
+
+
+class StateCheckbox(Checkbox):
+    """A check box whose mark is drawn only when checked: Textual's draws an X either way and tells the two apart
+    by colour alone, which a monochrome terminal, NO_COLOR or a colour-blind reader cannot see."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # noqa: N802 - Textual's (documented) class attribute
+        return "X" if self.value else " "
 
 
 #: What the indexing row says until the first batch is written (the model loads first, for seconds).
@@ -139,15 +148,17 @@ class QueryPane(Vertical):
         with Horizontal(id="query-row"):
             yield OrderedInput(placeholder="ask the docs a question (Enter; once indexed, results follow as you "
                                "type)", compact=True, id="query-input")
-            yield Checkbox("this file only", id="filter-file", compact=True,
-                           tooltip="only chunks of the open file")
-            yield Checkbox("this chapter only", id="filter-chapter", compact=True,
-                           tooltip="only chunks of the open file's chapter")
+            yield StateCheckbox("this file only", id="filter-file", compact=True,
+                                tooltip="only chunks of the open file")
+            yield StateCheckbox("this chapter only", id="filter-chapter", compact=True,
+                                tooltip="only chunks of the open file's chapter")
         with Horizontal(id="index-row"):
             yield ProgressBar(id="index-progress", show_eta=False)
             yield Label("", id="index-status")
         yield Static(id="expect-status")
-        yield Static(self._unavailable or self._idle_text(), id="query-status")
+        # As Text: the install hint's "[retrieval]" is no markup.
+        yield Static(Text(self._unavailable, style="bold red") if self._unavailable else self._idle_text(),
+                     id="query-status")
         yield HitList(id="hits")
 
     def on_mount(self) -> None:
@@ -376,7 +387,7 @@ class QueryPane(Vertical):
         if event.worker.group == "index":
             self.post_message(self.IndexingChanged(None))
         err = event.worker.error
-        self._status(visible(f"{event.worker.name} failed: {err}", oneline=True), error=True)
+        self._status(visible(install_hint(err) or f"{event.worker.name} failed: {err}", oneline=True), error=True)
         report = getattr(self.screen, "report_failure", None)
         if report is not None:
             report(event.worker)

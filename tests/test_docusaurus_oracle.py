@@ -1,0 +1,269 @@
+"""A real Docusaurus 3 build as the oracle for citation routes and anchors.
+
+The fixture tree (tests/fixtures/docusaurus/docs) and a copy of sample_docs are built by the Docusaurus pinned in
+tests/docusaurus/package.json, each as its own instance of the docs plugin; then every chunk of every page of every
+strategy must link (`site.chunk_url`) to a page the build wrote (its sitemap) and to an ``id`` of a heading in that
+page's HTML, and every page's heading anchors must be the ids Docusaurus gave, in order.
+
+npm installs into a cache folder outside the repository (``$XDG_CACHE_HOME`` or ``~/.cache``, then
+``chunkscope-tests/docusaurus-<hash of package.json>``), reused while package.json is unchanged; a finished build
+is kept there too, keyed by everything it was built from, so a re-run with nothing changed reads it back.
+Where node or npm is absent the tests skip and say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from chunkscope import get_strategy, load_docs, strategy_names
+from chunkscope.site import chunk_url, doc_route
+
+from .conftest import REPO, SAMPLE_DOCS
+
+# One worker runs them all under pytest-xdist (--dist loadgroup), so the session builds the site once, not per worker.
+pytestmark = [pytest.mark.docusaurus, pytest.mark.xdist_group("docusaurus")]
+
+SITE_SOURCE = REPO / "tests" / "docusaurus"
+FIXTURE_DOCS = REPO / "tests" / "fixtures" / "docusaurus" / "docs"
+SITE_URL = "https://oracle.example.com"  # docusaurus.config.js's url
+#: The route each tree is served under (the docs plugin's routeBasePath).
+FIXTURE_BASE, SAMPLE_BASE = "fixture", "sample"
+#: Every strategy, custom too (cut at blank lines: a chunk starts at nearly every heading).
+STRATEGIES = {name: {} for name in strategy_names() if name != "custom"} | {
+    "custom": {"callable": "tests.test_custom:paragraphs"}
+}
+BUILD_TIMEOUT = 900  # seconds: a cold install and build take about a minute and a half on two cores
+
+
+# --- installing and building --------------------------------------------------------------------------------
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "chunkscope-tests"
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
+    """Run a node tool; a failure fails the test with the tail of what the tool printed."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
+        pytest.fail(f"{what} failed (exit {proc.returncode}):\n{tail}")
+
+
+def _node_env() -> dict[str, str]:
+    # No update check (it would reach the network) and no colour codes in a failure's output.
+    return {**os.environ, "NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1", "FORCE_COLOR": "0",
+            "BROWSERSLIST_IGNORE_OLD_DATA": "1"}
+
+
+def _installed() -> Path:
+    """The folder holding node_modules for package.json, installed once and reused while package.json is the same."""
+    manifest = (SITE_SOURCE / "package.json").read_bytes()
+    home = _cache_root() / f"docusaurus-{hashlib.sha256(manifest).hexdigest()[:16]}"
+    if (home / "node_modules" / "@docusaurus" / "core" / "package.json").is_file():
+        return home
+    # Install beside the final folder and rename it into place, so an interrupted install is never reused.
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=home.name + ".", dir=home.parent))
+    (staging / "package.json").write_bytes(manifest)
+    _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], staging, _node_env(), "npm install")
+    try:
+        staging.rename(home)
+    except OSError:  # another session finished the same install first
+        shutil.rmtree(staging, ignore_errors=True)
+    return home
+
+
+def _tree_digest(trees: dict[str, Path]) -> str:
+    """A hash of everything a build reads: the pinned packages, the site config and every file of every tree."""
+    h = hashlib.sha256()
+    for name in ("package.json", "docusaurus.config.js"):
+        h.update((SITE_SOURCE / name).read_bytes())
+    for base, root in sorted(trees.items()):
+        h.update(f"\0tree {base}\0".encode())
+        for f in sorted(p for p in root.rglob("*") if p.is_file()):
+            h.update(f"\0{f.relative_to(root).as_posix()}\0".encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _build(trees: dict[str, Path]) -> Path:
+    """The Docusaurus build of ``trees`` ({routeBasePath: docs folder}), built once per set of inputs."""
+    home = _installed()
+    out = home / "builds" / _tree_digest(trees)
+    if (out / "sitemap.xml").is_file():
+        return out
+    # A fresh site folder each time: webpack's persistent cache there does not key on every option (a stale
+    # cache kept MDX parsing after markdown.format changed), so nothing of an earlier build is reused.
+    with tempfile.TemporaryDirectory(prefix="chunkscope-docusaurus-") as tmp:
+        site = Path(tmp)
+        for name in ("package.json", "docusaurus.config.js"):
+            shutil.copyfile(SITE_SOURCE / name, site / name)
+        (site / "node_modules").symlink_to(home / "node_modules", target_is_directory=True)
+        staging = Path(tempfile.mkdtemp(prefix="build.", dir=home))
+        env = _node_env() | {"CHUNKSCOPE_DOCS_TREES": json.dumps({b: str(p) for b, p in trees.items()})}
+        cli = home / "node_modules" / "@docusaurus" / "core" / "bin" / "docusaurus.mjs"
+        _run(["node", str(cli), "build", str(site), "--out-dir", str(staging), "--no-minify"], site, env,
+             "docusaurus build")
+    old = [p for p in out.parent.iterdir() if p.is_dir()] if out.parent.is_dir() else []
+    out.parent.mkdir(exist_ok=True)
+    try:
+        staging.rename(out)
+    except OSError:  # another session wrote the same build first
+        shutil.rmtree(staging, ignore_errors=True)
+    for stale in old:  # one build is kept: the one the current inputs give
+        if stale != out:
+            shutil.rmtree(stale, ignore_errors=True)
+    return out
+
+
+def _require_node() -> None:
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed: the Docusaurus oracle needs node >= 20 and npm")
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    m = re.match(r"v(\d+)", version)
+    if not m or int(m.group(1)) < 20:
+        pytest.skip(f"node {version or '(unknown version)'} is too old: Docusaurus 3 needs node >= 20")
+
+
+# --- reading the build --------------------------------------------------------------------------------------
+
+class _HeadingIds(HTMLParser):
+    """The ``id`` of every h1-h6 element of a page, in document order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: list[tuple[int, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if re.fullmatch(r"h[1-6]", tag):
+            ident = dict(attrs).get("id")
+            if ident:
+                self.ids.append((int(tag[1]), ident))
+
+
+class Site:
+    """A finished build: its pages (from the sitemap) and the heading ids of each."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        locs = re.findall(r"<loc>([^<]+)</loc>", (out / "sitemap.xml").read_text(encoding="utf-8"))
+        self.routes = {unquote(urlsplit(loc).path) for loc in locs}
+        self._ids: dict[str, list[tuple[int, str]]] = {}
+
+    def heading_ids(self, route: str) -> list[tuple[int, str]]:
+        """(level, id) of the headings of the page at ``route``, in order."""
+        if route not in self._ids:
+            page = self.out / route.strip("/") / "index.html" if route.strip("/") else self.out / "index.html"
+            parser = _HeadingIds()
+            parser.feed(page.read_text(encoding="utf-8"))
+            self._ids[route] = parser.ids
+        return self._ids[route]
+
+
+@pytest.fixture(scope="session")
+def sample_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sample_docs copied at test time (the build reads it; nothing is written into the repository)."""
+    dest = tmp_path_factory.mktemp("sample-docs") / "docs"
+    shutil.copytree(SAMPLE_DOCS, dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def site(sample_copy: Path) -> Site:
+    """One Docusaurus build of both trees, shared by every test here."""
+    _require_node()
+    return Site(_build({FIXTURE_BASE: FIXTURE_DOCS, SAMPLE_BASE: sample_copy}))
+
+
+def _trees(sample_copy: Path) -> dict[str, Path]:
+    return {FIXTURE_BASE: FIXTURE_DOCS, SAMPLE_BASE: sample_copy}
+
+
+# --- the checks ---------------------------------------------------------------------------------------------
+
+def _check_chunks(site: Site, base: str, root: Path, strategy: str) -> tuple[int, int, list[str]]:
+    """Pages, chunks and failures of every chunk's URL of one strategy over one tree."""
+    tree = load_docs(root)
+    assert not tree.problems, tree.problems
+    strat = get_strategy(strategy, **STRATEGIES[strategy])
+    failures: list[str] = []
+    n_chunks = 0
+    for doc in tree.documents:
+        for chunk in strat.chunk(doc):
+            n_chunks += 1
+            url = chunk_url(f"{SITE_URL}/{base}", doc, chunk)
+            parts = urlsplit(url)
+            route, anchor = unquote(parts.path), unquote(parts.fragment)
+            where = f"{doc.path} chunk {chunk.index} ({strategy}): {url}"
+            if route not in site.routes:
+                failures.append(f"{where}: no such page")
+                continue
+            ids = {i for _, i in site.heading_ids(route)}
+            if anchor and anchor not in ids:
+                failures.append(f"{where}: no heading with id {anchor!r} (the page has {sorted(ids)})")
+            under = doc.structure.heading_before(_first_content(doc.text, chunk.start, chunk.end))
+            if not anchor and under is not None and under.level > 1:
+                failures.append(f"{where}: no anchor, but the chunk starts under {under.text!r}")
+            # The seeds' own url_anchor field (seed 000, seed 002) must name a built id too ("" is the page).
+            seed_anchor = chunk.metadata.get("url_anchor")
+            if seed_anchor and unquote(seed_anchor.lstrip("#")) not in ids:
+                failures.append(f"{where}: url_anchor {seed_anchor!r} is not a heading id of the page")
+    return len(tree.documents), n_chunks, failures
+
+
+def _first_content(text: str, start: int, end: int) -> int:
+    i = start
+    while i < end and text[i].isspace():
+        i += 1
+    return i if i < end else start
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+@pytest.mark.parametrize("base", [FIXTURE_BASE, SAMPLE_BASE])
+def test_every_chunk_links_to_a_built_page_and_heading(site: Site, sample_copy: Path, base: str,
+                                                       strategy: str) -> None:
+    pages, chunks, failures = _check_chunks(site, base, _trees(sample_copy)[base], strategy)
+    print(f"{base}/{strategy}: {pages} pages, {chunks} chunks, {len(failures)} failures")
+    assert chunks >= pages
+    assert not failures, f"{len(failures)} of {chunks} chunks link wrong:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("base", [FIXTURE_BASE, SAMPLE_BASE])
+def test_every_page_is_routed_and_its_anchors_are_the_built_ids(site: Site, sample_copy: Path, base: str) -> None:
+    tree = load_docs(_trees(sample_copy)[base])
+    routes = {f"/{base}{doc_route(doc)}": doc.path for doc in tree.documents}
+    built = {r for r in site.routes if r == f"/{base}/" or r.startswith(f"/{base}/")}
+    # Every page is one of the built site's and the site has no page chunkscope did not route to.
+    assert set(routes) == built, (sorted(set(routes) - built), sorted(built - set(routes)))
+    wrong = []
+    for route, path in routes.items():
+        doc = next(d for d in tree.documents if d.path == path)
+        ours = [(h.level, h.anchor) for h in doc.structure.headings if h.level > 1]
+        theirs = [(lvl, i) for lvl, i in site.heading_ids(route) if lvl > 1]
+        if ours != theirs:
+            wrong.append(f"{path}: ours {ours}\n  built {theirs}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_fixture_exercises_the_routing_rules(site: Site) -> None:
+    """The fixture keeps the cases it was made for: prefixes stripped and kept, index pages, slugs, ids."""
+    for route in ("/fixture/getting-started", "/fixture/basics", "/fixture/setup", "/fixture/2021-01-31-changelog",
+                  "/fixture/module-4/4.1-humanoid-fundamentals/", "/fixture/module-4/10.2.3-deep-dive",
+                  "/fixture/module-4/control/", "/fixture/sensors/", "/fixture/safety/", "/fixture/hardware/imu",
+                  "/fixture/sensors/laser-ranging", "/fixture/actuators/actuators", "/fixture/guide/pro-tips",
+                  "/fixture/guide/questions/faq", "/fixture/guide/tips/", "/fixture/reference/storage-format",
+                  "/fixture/04-reference/0-overview"):
+        assert route in site.routes, route
