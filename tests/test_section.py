@@ -90,7 +90,7 @@ def test_one_chunk_per_h2_section_with_exact_metadata() -> None:
     base = {"chapter_id": "ch03", "chapter_number": 3, "chapter_title": "Chapter 3: Kinematics",
             "source_file": "docs/ch03-kinematics.md", "overlap_tokens": 0}
     assert [c.metadata for c in chunks] == [
-        {**base, "section_number": 0, "section_title": "Chapter 3: Kinematics", "url_anchor": "#chapter-3-kinematics",
+        {**base, "section_number": 0, "section_title": "Chapter 3: Kinematics", "url_anchor": "",
          "token_count": 25},
         {**base, "section_number": 1, "section_title": "Forward Kinematics", "url_anchor": "#forward-kinematics",
          "token_count": 44},

@@ -122,7 +122,7 @@ def test_sections_at_h2_h3_h4_with_exact_metadata() -> None:
     src = "docs/chapter-03-kinematics.md"
     assert got == [
         ("# Chapter 3: Kinematics", {"chunk_id": f"{src}#ch3-s0-001", "chapter": 3, "section": None, "subsection": None,
-                                     "url_anchor": "#chapter-3-kinematics", "token_count": 11, "chunk_index": 0,
+                                     "url_anchor": "", "token_count": 11, "chunk_index": 0,
                                      "source_file": src}),
         ("## 3.1 Forward Kinematics", {"chunk_id": f"{src}#ch3-s3.1-001", "chapter": 3, "section": "3.1", "subsection": None,
                                        "url_anchor": "#31-forward-kinematics", "token_count": 13, "chunk_index": 0,
@@ -167,7 +167,7 @@ def test_section_number_falls_back_to_the_file_numbering_and_ids_stay_unique() -
 def test_unknown_chapter_uses_the_file_stem_in_the_id() -> None:
     chunks = cut("# Welcome\n\nHello there.\n", "intro.md")
     assert chunks[0].metadata == {"chunk_id": "intro.md#intro-s0-001", "chapter": None, "section": None, "subsection": None,
-                                  "url_anchor": "#welcome", "token_count": 6, "chunk_index": 0,
+                                  "url_anchor": "", "token_count": 6, "chunk_index": 0,
                                   "source_file": "intro.md"}
 
 
