@@ -528,13 +528,16 @@ def chunk_text(text: str, strategy: "str | Strategy" = "recursive", path: str = 
 
     if not isinstance(text, str):
         raise TypeError(f"chunk_text() takes a str, got {type(text).__name__}")
+    return as_strategy(strategy, params, "chunk_text()").chunk(Document.from_text(text, path=path))
+
+
+def as_strategy(strategy: "str | Strategy", params: dict[str, Any], caller: str) -> Strategy:
+    """A strategy from a name and its parameters, or a configured one as it is (then with no parameters)."""
     if isinstance(strategy, Strategy):
         if params:
-            raise TypeError(f"chunk_text(): parameters {sorted(params)} given with a configured {strategy!r}")
-        strat = strategy
-    else:
-        strat = get_strategy(strategy, **params)
-    return strat.chunk(Document.from_text(text, path=path))
+            raise TypeError(f"{caller}: parameters {sorted(params)} given with a configured {strategy!r}")
+        return strategy
+    return get_strategy(strategy, **params)
 
 
 # --- many documents -------------------------------------------------------------------------------------------

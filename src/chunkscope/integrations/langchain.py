@@ -21,7 +21,7 @@ try:
 except ImportError as exc:  # one line saying what to install, not a bare "No module named ..."
     raise missing_extra("langchain", "langchain-core and langchain-text-splitters", exc) from exc
 
-from ..chunk import Chunk, Strategy, get_strategy
+from ..chunk import Chunk, Strategy, as_strategy
 from ..docs import Document
 
 __all__ = ["ChunkscopeTextSplitter"]
@@ -43,12 +43,7 @@ class ChunkscopeTextSplitter(TextSplitter):
     def __init__(self, strategy: str | Strategy = "recursive", *, path: str = "doc.md",
                  docs_root: str | os.PathLike[str] | None = None, site_url: str | None = None,
                  **params: Any) -> None:
-        if isinstance(strategy, Strategy):
-            if params:
-                raise TypeError(f"parameters {sorted(params)} given with a configured {strategy!r}")
-            self.strategy = strategy
-        else:
-            self.strategy = get_strategy(strategy, **params)
+        self.strategy = as_strategy(strategy, params, type(self).__name__)
         # The base class's sizes and whitespace stripping belong to its own merging, which is never used here:
         # the strategy decides every cut, and stripping would break the exact slices.
         super().__init__(strip_whitespace=False)

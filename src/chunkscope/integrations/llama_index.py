@@ -31,7 +31,7 @@ try:
 except ImportError as exc:  # one line saying what to install, not a bare "No module named ..."
     raise missing_extra("llama-index", "llama-index-core", exc) from exc
 
-from ..chunk import Strategy, get_strategy
+from ..chunk import Strategy, as_strategy
 from ..docs import Document
 
 __all__ = ["ChunkscopeNodeParser"]
@@ -58,12 +58,7 @@ class ChunkscopeNodeParser(NodeParser):
     def __init__(self, strategy: str | Strategy = "recursive", **kwargs: Any) -> None:
         own = {k: kwargs.pop(k) for k in list(kwargs) if k in type(self).model_fields and k != "params"}
         params = {**kwargs.pop("params", {}), **kwargs}
-        if isinstance(strategy, Strategy):
-            if params:
-                raise TypeError(f"parameters {sorted(params)} given with a configured {strategy!r}")
-            strat = strategy
-        else:
-            strat = get_strategy(strategy, **params)
+        strat = as_strategy(strategy, params, type(self).__name__)
         # The name and every parameter value are fields, so to_dict() (and an IngestionPipeline's cache key)
         # changes whenever the cuts would.
         super().__init__(strategy=strat.name, params=dict(strat.params), **own)
