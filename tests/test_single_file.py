@@ -135,3 +135,19 @@ def test_lint_finds_the_same_things_for_a_file_alone(root: str, sample_tree: Pat
         assert alone == [x for x in whole if x["path"] == str(f)], f
     if root == "textbook":
         assert not [x for x in whole if x["rule"] == "missing-metadata" and "2.1-kinematics" in x["path"]]
+
+
+def test_a_file_alone_is_checked_for_duplicates_against_the_pages_before_it(tmp_path: Path, capsys) -> None:
+    # The same section on two pages: the tree run reports the second page's copy, naming the first page's chunk;
+    # linting the second page alone must say exactly that, which needs the pages before it in reading order.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "chunkscope.toml").write_text("", encoding="utf-8")
+    shared = "## Safety\n\nAlways keep the emergency stop within reach when the arm is powered and moving.\n"
+    (docs / "01-first.md").write_text(f"# First\n\nIntro one.\n\n{shared}", encoding="utf-8")
+    (docs / "02-second.md").write_text(f"# Second\n\nIntro two.\n\n{shared}", encoding="utf-8")
+    whole = [x for x in run_lint(capsys, str(docs)) if x["rule"] == "duplicate"]
+    assert [x["path"] for x in whole] == [str(docs / "02-second.md")], whole
+    alone = [x for x in run_lint(capsys, str(docs / "02-second.md")) if x["rule"] == "duplicate"]
+    assert alone == whole
+    assert not [x for x in run_lint(capsys, str(docs / "01-first.md")) if x["rule"] == "duplicate"]

@@ -306,6 +306,12 @@ def docs_root_of(file: str | os.PathLike[str]) -> Path:
     return file.parent
 
 
+def is_marked_root(folder: Path) -> bool:
+    """Whether ``folder`` is a docs root by a marker (`docs_root_of`'s rule), not only by being a file's folder."""
+    return (folder / CONFIG_MARKER).is_file() or is_site_root(folder) or (
+        folder.name == "docs" and is_site_root(folder.parent))
+
+
 def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:
     """Load a docs tree (a folder, read recursively) or a single Markdown/MDX file.
 

@@ -28,16 +28,18 @@ import fnmatch
 import re
 from bisect import bisect_right
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .chunk import Chunk, ChunkedDoc, Limits, Strategy, chunk_documents
 from .config import ConfigError
+from .docs import is_marked_root, load_docs
 from .strategies.code_cuts import boundary_lines, code_lines, needed_cuts
 from .tokens import DEFAULT_EMBED_MODEL, embed_tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
     from .config import Config
-    from .docs import Document, DocsTree
+    from .docs import DocsTree, Document
     from .structure import Block, Structure
 
 ERROR, WARNING, OFF = "error", "warning", "off"
@@ -748,6 +750,23 @@ class _Duplicates:
         return out
 
 
+def _remember_earlier_pages(dups: _Duplicates, tree: "DocsTree", strategy: Strategy, cfg: "Config | None") -> None:
+    """A file linted on its own is judged as in its tree: the chunks of the pages read before it are the first
+    occurrences, so `duplicate` names the same earlier chunk that a run over the whole tree names."""
+    loaded = {d.path for d in tree.documents}
+    full = load_docs(tree.root, ignore=cfg.ignore if cfg is not None else (),
+                     **({"max_bytes": cfg.max_file_bytes} if cfg is not None else {}))
+    first = next((i for i, d in enumerate(full.documents) if d.path in loaded), None)
+    if first is None:  # the file is not a page of the tree as read now (ignored, or the tree was built by hand)
+        return
+    for r in chunk_documents(full.documents[:first], strategy):
+        for c in r.chunks:
+            key = c.text.strip()
+            if key and key not in dups.first:
+                at = c.start + (len(c.text) - len(c.text.lstrip()))
+                dups.first[key] = (r.doc.path, r.doc.line_of(at), c.index)
+
+
 # --- running the rules ----------------------------------------------------------------------------------------
 
 
@@ -839,6 +858,9 @@ def lint_tree(tree: "DocsTree", strategy: Any, cfg: "Config | None" = None, sele
         embed = _EmbedCheck(settings.embed_model, settings.thresholds.get("embed-truncation"))
         embed.count(c for r in results if r.error is None and "embed-truncation" not in settings.ignored_for(r.doc.path) for c in r.chunks)
     dups = _Duplicates()
+    # Only a marked docs root is a tree of pages; a file's folder taken as its root may hold unrelated pages.
+    if tree.partial and "duplicate" in settings.enabled and is_marked_root(Path(tree.root)):
+        _remember_earlier_pages(dups, tree, strat, cfg)
     findings: list[Finding] = []
     notes: list[str] = []
     failed: dict[str, str] = {}

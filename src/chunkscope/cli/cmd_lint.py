@@ -14,12 +14,22 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 from ..lint import ERROR, RULES, Finding, LintReport, lint_settings, lint_tree
 from ..wording import plural
 from .cmd_core import chunk_tree, require_chunked
-from .common import EXIT_FINDINGS, EXIT_OK, add_docs_arg, add_strategy_args, console, load_context, strategies_from_args, visible
+from .common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_docs_arg,
+    add_strategy_args,
+    console,
+    load_context,
+    strategies_from_args,
+    visible,
+)
 
 FORMATS = ("text", "json", "github")
 
@@ -54,8 +64,13 @@ def display_paths(args: argparse.Namespace, tree) -> Callable[[str], str]:
     """Paths as the user gave them: the docs argument joined with the document's path, so editors and GitHub
     annotations find the file from the working directory."""
     if tree.single_file:
+        # The file as given; another page of its tree (named by a duplicate finding) the way the user would reach
+        # it: the given path with the file's own tree-relative path swapped for the other's.
         given = args.docs
-        return lambda _p: given
+        own = tree.documents[0].path if tree.documents else ""
+        typed = Path(given).as_posix()
+        prefix = typed[: len(typed) - len(own)] if own and typed.endswith(own) else None
+        return lambda p: given if p == own else (prefix + p if prefix is not None else os.path.join(str(tree.root), p))
     root = args.docs
     return lambda p: os.path.join(root, p) if root not in ("", ".") else p
 
