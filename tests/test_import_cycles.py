@@ -1,0 +1,102 @@
+"""No import cycle in chunkscope: every import between its modules, lazy ones inside functions included.
+
+A lazy import breaks a cycle at run time but not in the design: two modules that need each other are one module
+in two files, and the next top-level import turns the cycle into an ImportError. Only imports under
+``if TYPE_CHECKING:`` are left out, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chunkscope"
+
+
+def _module_name(file: Path, root: Path) -> str:
+    parts = list(file.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(x) for stmt in node.body for x in ast.walk(stmt)}
+    return skipped
+
+
+def _imported(node: ast.ImportFrom, module: str, is_package: bool, known: set[str]) -> set[str]:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if node.level:
+        target = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    # "from .strategies import recursive" imports a module; "from .chunk import Chunk" imports from one.
+    return {f"{target}.{a.name}" if f"{target}.{a.name}" in known else target for a in node.names}
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module → the package's modules it imports (anywhere in its code, but under TYPE_CHECKING)."""
+    files = {_module_name(f, root): f for f in root.rglob("*.py")}
+    known = set(files)
+    graph: dict[str, set[str]] = {}
+    for module, file in files.items():
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        skipped = _type_checking_nodes(tree)
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                deps |= _imported(node, module, file.name == "__init__.py", known)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names}
+        # A package importing its own submodules, or a module its parent package, is not a cycle of design.
+        graph[module] = {d for d in deps if d in known and d != module and not module.startswith(d + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk meets (each as the modules on it, the first repeated at the end)."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for dep in sorted(graph[module]):
+            if state.get(dep) == 1:
+                found.append(path[path.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    return found
+
+
+def test_chunkscope_has_no_import_cycle() -> None:
+    graph = import_graph(PACKAGE)
+    assert len(graph) > 40, "the package was not found where the test looks for it"
+    assert cycles(graph) == []
+
+
+def test_the_check_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
+    # The shape chunkscope had: docs imported structure lazily, structure imported docs lazily.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "docs.py").write_text("def structure():\n    from .structure import parse\n    return parse\n")
+    (pkg / "structure.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .docs import structure\n"
+        "def parse():\n    from .docs import structure\n    return structure\n")
+    (pkg / "site.py").write_text("from .structure import parse\n")
+    assert cycles(import_graph(pkg)) == [["pkg.docs", "pkg.structure", "pkg.docs"]]
+    # Under TYPE_CHECKING only, there is no cycle.
+    (pkg / "structure.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .docs import x\n")
+    assert cycles(import_graph(pkg)) == []
