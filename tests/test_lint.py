@@ -310,9 +310,12 @@ def test_bad_lint_config_is_one_clear_error(lint_cfg, needle):
     assert str(e.value).startswith("chunkscope.toml: ")
 
 
-def test_unknown_rule_on_the_command_line_is_an_error():
-    with pytest.raises(ConfigError, match=r"--select: unknown rule 'nope' \(rules: oversize, "):
+def test_unknown_rule_on_the_command_line_is_an_error(capsys):
+    # The core names the rule and where it came from; the command line names its flag.
+    with pytest.raises(ConfigError, match=r"^select: unknown rule 'nope' \(rules: oversize, "):
         lint_settings(None, select=["split-fence,nope"])
+    assert main(["lint", str(FIXTURES / "oversize.md"), "--ignore", "nope"]) == 2
+    assert "chunkscope: error: --ignore: unknown rule 'nope' (rules: oversize, " in capsys.readouterr().err
 
 
 # --- inline directives ----------------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunkscope.chunk import Chunk
-from chunkscope.embed import EmbedStats, Embedder
+from chunkscope.chunk import Chunk, ParamError
+from chunkscope.cli.parsing import parse_filters
+from chunkscope.embed import Embedder, EmbedStats
 from chunkscope.store import (
     BATCH,
     Store,
@@ -22,7 +23,6 @@ from chunkscope.store import (
     build_filter,
     collection_name,
     owner_key,
-    parse_filters,
     point_id,
     workspace_dir,
 )
@@ -117,7 +117,7 @@ def test_workspace_is_in_the_cache_not_the_docs_tree(tmp_path, monkeypatch):
 
 def test_filters_parse_ints_and_strings():
     assert parse_filters(["chapter=3", "path = a.md"]) == {"chapter": "3", "path": "a.md"}
-    with pytest.raises(StoreError, match="key=value"):
+    with pytest.raises(ParamError, match="--filter 'chapter': expected key=value"):
         parse_filters(["chapter"])
     f = build_filter({"chapter": "3"})
     inner = f.must[0]

@@ -295,20 +295,6 @@ class ResolvedStrategy:
         return hashlib.sha1(blob.encode()).hexdigest()[:10]
 
 
-def parse_param_args(items: list[str] | None) -> dict[str, str]:
-    """``["chunk_size=384", "encoding=o200k_base"]`` → dict; a malformed item is a ParamError."""
-    out: dict[str, str] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ParamError(f"--param {item!r}: expected key=value")
-        k, v = item.split("=", 1)
-        k = k.strip().replace("-", "_")
-        if not k:
-            raise ParamError(f"--param {item!r}: empty key")
-        out[k] = v
-    return out
-
-
 def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any] | None = None) -> ResolvedStrategy:
     """Strategy or preset by name (default from config), with config defaults and then ``params`` applied."""
     name = name or cfg.strategy

@@ -195,10 +195,22 @@ def _split_ids(items: Iterable[str] | str | None) -> list[str]:
     return out
 
 
+class UnknownRule(ConfigError):
+    """A rule id lint does not have; ``source`` is where it was named ("select", "ignore", or a config key)."""
+
+    def __init__(self, rule: str, source: str) -> None:
+        self.rule, self.source = rule, source
+        super().__init__(f"{source}: unknown rule {rule!r} ({self.known()})")
+
+    @staticmethod
+    def known() -> str:
+        return f"rules: {', '.join(RULES)}"
+
+
 def _check_ids(ids: Iterable[str], where: str) -> None:
     for rid in ids:
         if rid not in RULES:
-            raise ConfigError(f"{where}: unknown rule {rid!r} (rules: {', '.join(RULES)})")
+            raise UnknownRule(rid, where)
 
 
 def lint_settings(cfg: "Config | None" = None, select: Iterable[str] | str | None = None,
@@ -231,8 +243,8 @@ def lint_settings(cfg: "Config | None" = None, select: Iterable[str] | str | Non
     cfg_ignore = id_list("ignore") or []
     cli_select = _split_ids(select)
     cli_ignore = _split_ids(ignore)
-    _check_ids(cli_select, "--select")
-    _check_ids(cli_ignore, "--ignore")
+    _check_ids(cli_select, "select")
+    _check_ids(cli_ignore, "ignore")
 
     severity: dict[str, str] = {}
     for rid, sev in table("severity").items():

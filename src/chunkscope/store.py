@@ -29,7 +29,7 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 from .embed import require_extra, stop_requested
 from .tokens import cache_home
@@ -241,17 +241,6 @@ def parse_filter_value(value: Any) -> list[Any]:
     if v.lower() in ("true", "false"):
         return [v.lower() == "true", v]
     return [v]
-
-
-def parse_filters(items: Iterable[str]) -> dict[str, str]:
-    """``["chapter=3", "path=ch03.md"]`` → ``{"chapter": "3", "path": "ch03.md"}`` (for ``--filter k=v``)."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise StoreError(f"filter {item!r} is not key=value")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def _plain_key(key: str) -> bool:

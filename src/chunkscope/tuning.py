@@ -198,17 +198,6 @@ def probe_sections(tree: "DocsTree", *, min_level: int = DEFAULT_LEVELS[0], max_
     return ProbeSet(sample, headings, skipped, (min_level, max_level))
 
 
-def parse_levels(text: str) -> tuple[int, int]:
-    """``"2-4"`` → (2, 4); ``"3"`` → (3, 3). A ParamError names the problem."""
-    m = re.fullmatch(r"\s*([1-6])\s*(?:-\s*([1-6])\s*)?", text or "")
-    if not m:
-        raise ParamError(f"--levels {text!r}: expected a heading level or a range like 2-4 (levels 1..6)")
-    lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
-    if lo > hi:
-        raise ParamError(f"--levels {text!r}: the first level must not exceed the second")
-    return lo, hi
-
-
 # --- running one configuration --------------------------------------------------------------------------------
 
 
@@ -459,61 +448,20 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
 # --- sweep ----------------------------------------------------------------------------------------------------
 
 
-def _split_values(name: str, text: str) -> list[str]:
-    t = text.strip()
-    if t.startswith("["):
-        # A JSON list of values, for values that hold commas themselves: separators=[["\n\n"], ["\n\n", "\n"]].
-        try:
-            v = json.loads(t)
-        except ValueError:
-            v = None
-        if isinstance(v, list) and v:
-            return v
-    return [x.strip() for x in text.split(",")]
-
-
-def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str, list[Any]]:
-    """``["chunk_size=256,384", "chunk_overlap=0,50"]`` → ``{"chunk_size": [256, 384], "chunk_overlap": [0, 50]}``.
-
-    Values are checked one by one against the strategy's declared parameters (type and range); combinations
-    are checked later, by the sweep. Repeated values are kept once. Raises ParamError with one clear line.
-    """
-    cls = strategy_class(strategy) if isinstance(strategy, str) else strategy
-    declared = {p.name: p for p in cls.parameters}
-    grid: dict[str, list[Any]] = {}
-    for item in items:
-        if "=" not in item:
-            raise ParamError(f"--grid {item!r}: expected NAME=VALUE,VALUE,... e.g. chunk_size=256,384,512")
-        name, values = item.split("=", 1)
-        name = name.strip().replace("-", "_")
-        if not name:
-            raise ParamError(f"--grid {item!r}: the parameter name is empty")
-        if name not in declared:
-            raise ParamError(f"--grid {item!r}: {cls.name} has no parameter {name!r} "
-                             f"(parameters: {', '.join(declared) or 'none'})")
-        if name in grid:
-            raise ParamError(f"--grid {item!r}: {name} is given twice; list all its values in one --grid")
-        raw = _split_values(name, values)
-        if any(isinstance(v, str) and not v for v in raw):
-            raise ParamError(f"--grid {item!r}: empty value (expected {name}=VALUE,VALUE,...)")
-        out: list[Any] = []
-        for v in raw:
-            try:
-                coerced = declared[name].coerce(v, cls.name)
-            except ParamError as exc:  # names the parameter and its type or range; add which --grid it was
-                raise ParamError(f"--grid {item!r}: {exc}") from None
-            if coerced not in out:
-                out.append(coerced)
-        grid[name] = out
-    if not grid:
-        raise ParamError("sweep needs at least one --grid NAME=VALUE,VALUE,...")
-    return grid
-
-
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination, the first parameter varying slowest."""
     names = list(grid)
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+class UnknownMetric(ParamError):
+    """A ranking metric the sweep does not know; ``expected`` says which forms it takes."""
+
+    expected = "expected mrr, hit@N, recall@N or ndcg@N (N >= 1)"
+
+    def __init__(self, metric: str) -> None:
+        self.metric = metric
+        super().__init__(f"metric {metric!r}: {self.expected}")
 
 
 def parse_metric(metric: str | None, k: int) -> tuple[str, tuple[int, ...]]:
@@ -521,7 +469,7 @@ def parse_metric(metric: str | None, k: int) -> tuple[str, tuple[int, ...]]:
     metric = (metric or f"hit@{k}").strip().lower()
     m = _METRIC.match(metric)
     if not m or (m.group(2) is not None and int(m.group(2)) < 1):
-        raise ParamError(f"--metric {metric!r}: expected mrr, hit@N, recall@N or ndcg@N (N >= 1)")
+        raise UnknownMetric(metric)
     ks = {1, k}
     if m.group(2):
         ks.add(int(m.group(2)))
@@ -684,7 +632,7 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
 
     Args:
         strategy: a registered strategy name, or a Strategy class.
-        grid: parameter name → values (as `parse_grid` gives; raw strings are coerced per point).
+        grid: parameter name → values (raw strings are coerced per point).
         queries: labelled queries (`evaluate.load_queries`) or a `ProbeSet` (then no threshold applies).
         base_params: parameters every point shares (a preset's, ``--param``); the grid's values win.
         metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N`` (default ``hit@k``).

@@ -9,7 +9,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..chunk import Chunk, ChunkedDoc, chunk_documents, count_embed_tokens, list_strategies
+from ..chunk import (
+    Chunk,
+    ChunkedDoc,
+    chunk_documents,
+    count_embed_tokens,
+    list_strategies,
+)
 from ..config import ResolvedStrategy
 from ..docs import DocsTree
 from .common import (
@@ -155,7 +161,9 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     require_chunked(results, args.docs, resolved.label)
     out = sys.stdout
     if langchain:
-        from ..integrations import langchain_record  # plain JSON: LangChain itself is not needed to write it
+        from ..integrations import (
+            langchain_record,  # plain JSON: LangChain itself is not needed to write it
+        )
 
         for r in results:
             for c in r.chunks:

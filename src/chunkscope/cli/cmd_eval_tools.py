@@ -14,8 +14,23 @@ from typing import Any, Callable, Iterator
 from ..chunk import ParamError
 from . import Interrupted
 from .cmd_core import documents_exit
-from .cmd_retrieval import _add_store_args, graceful_interrupt, make_embedder, open_store
-from .common import EXIT_OK, EXIT_USAGE, add_docs_arg, console, error, human_bytes, json_line, load_context, visible
+from .cmd_retrieval import (
+    _add_store_args,
+    graceful_interrupt,
+    make_embedder,
+    open_store,
+)
+from .common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_docs_arg,
+    console,
+    error,
+    human_bytes,
+    json_line,
+    load_context,
+    visible,
+)
 from .table_layout import DROP, Col, fit_table
 
 
@@ -82,7 +97,13 @@ def config_progress(title: str, quiet: bool = False) -> Iterator[Callable[[int, 
     if quiet or not sys.stderr.isatty():
         yield lambda done, total, stats: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
@@ -109,8 +130,9 @@ def config_progress(title: str, quiet: bool = False) -> Iterator[Callable[[int, 
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ..tuning import parse_levels, probe, probe_sections
+    from ..tuning import probe, probe_sections
     from .common import strategies_from_args
+    from .parsing import parse_levels
 
     ctx = load_context(args)
     k = _check_k(args.k)
@@ -228,7 +250,7 @@ def print_missed(con, result, title: str, sections, show: int, outcome=None) -> 
 def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
     """The strategy to sweep and the parameters every point shares (config defaults, a preset's, --param)."""
     from ..chunk import strategy_class
-    from ..config import parse_param_args
+    from .parsing import parse_param_args
 
     name = args.strategy[0] if args.strategy else cfg.strategy
     cli = parse_param_args(args.param)
@@ -256,7 +278,8 @@ def check_one_strategy(args: argparse.Namespace) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ..evaluate import load_queries
-    from ..tuning import parse_grid, parse_levels, parse_metric, probe_sections, sweep
+    from ..tuning import parse_metric, probe_sections, sweep
+    from .parsing import parse_grid, parse_levels
 
     check_one_strategy(args)
     ctx = load_context(args)

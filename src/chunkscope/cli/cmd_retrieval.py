@@ -10,6 +10,8 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from . import Interrupted
+from .cmd_core import documents_exit
 from .common import (
     EXIT_FINDINGS,
     add_docs_arg,
@@ -21,8 +23,6 @@ from .common import (
     strategies_from_args,
     visible,
 )
-from . import Interrupted
-from .cmd_core import documents_exit
 
 
 def _add_store_args(p: argparse.ArgumentParser) -> None:
@@ -111,7 +111,13 @@ def index_progress(label: str, quiet: bool = False):
     if quiet or not sys.stderr.isatty():
         yield lambda done, total, stats: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     from .common import console as make_console
 
@@ -180,7 +186,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _filters(items: list[str] | None) -> dict[str, str]:
-    from ..store import parse_filters
+    from .parsing import parse_filters
 
     return parse_filters(items or [])
 

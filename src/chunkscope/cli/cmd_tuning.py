@@ -8,9 +8,17 @@ import statistics
 from typing import Any, Sequence
 
 from ..compare import diff_trees
-from ..config import parse_param_args, resolve_strategy
-from .cmd_core import chunk_tree, documents_exit, embed_dim, print_side_by_side, require_chunked, tree_stats
+from ..config import resolve_strategy
+from .cmd_core import (
+    chunk_tree,
+    documents_exit,
+    embed_dim,
+    print_side_by_side,
+    require_chunked,
+    tree_stats,
+)
 from .common import add_docs_arg, console, human_bytes, load_context, visible
+from .parsing import parse_param_args
 from .table_layout import Col, fit_table
 
 

@@ -7,9 +7,10 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..config import Config, ResolvedStrategy, load_config, parse_param_args, resolve_strategy
+from ..config import Config, ResolvedStrategy, load_config, resolve_strategy
 from ..docs import DocsError, DocsTree, load_docs
 from ..safe_text import json_line, snippet, visible  # noqa: F401 - the commands import them from here
+from .parsing import parse_param_args
 
 #: Exit codes, as CI reads them.
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -22,10 +23,17 @@ def error(msg: str, stream: TextIO | None = None) -> None:
 def user_message(exc: BaseException) -> str:
     """The line a known error shows; a missing optional part says what to install."""
     from ..embed import MissingExtra
+    from ..lint import UnknownRule
+    from ..tuning import UnknownMetric
 
     if isinstance(exc, MissingExtra):
         return (f"this command needs chunkscope's {exc.extra} extra ({exc.package} is not installed): "
                 f"pip install 'chunkscope[{exc.extra}]'")
+    # The core names what was wrong; the command line names the flag it came from.
+    if isinstance(exc, UnknownMetric):
+        return f"--metric {exc.metric!r}: {exc.expected}"
+    if isinstance(exc, UnknownRule) and exc.source in ("select", "ignore"):
+        return f"--{exc.source}: unknown rule {exc.rule!r} ({exc.known()})"
     return str(exc)
 
 

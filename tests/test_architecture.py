@@ -1,4 +1,4 @@
-"""No import cycle in chunkscope: every import between its modules, lazy ones inside functions included.
+"""Architecture rules, checked on the source: no import cycle (lazy imports included), no CLI flag named in the core.
 
 A lazy import breaks a cycle at run time but not in the design: two modules that need each other are one module
 in two files, and the next top-level import turns the cycle into an ImportError. Only imports under
@@ -8,6 +8,7 @@ in two files, and the next top-level import turns the cycle into an ImportError.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chunkscope"
@@ -100,3 +101,45 @@ def test_the_check_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
     # Under TYPE_CHECKING only, there is no cycle.
     (pkg / "structure.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .docs import x\n")
     assert cycles(import_graph(pkg)) == []
+
+
+# --- the core does not speak the command line's language ------------------------------------------------------
+
+def _cli_flags() -> set[str]:
+    """Every long option of every chunkscope command, from the real argument parser."""
+    import argparse
+
+    from chunkscope.cli import build_parser
+
+    flags: set[str] = set()
+    parsers = [build_parser()]
+    while parsers:
+        p = parsers.pop()
+        for action in p._actions:  # noqa: SLF001 - argparse offers no public walk over its options
+            flags |= {o for o in action.option_strings if o.startswith("--")}
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+                parsers += list(action.choices.values())
+    return flags - {"--help"}
+
+
+def _strings_outside_docstrings(tree: ast.AST) -> list[tuple[int, str]]:
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+
+
+def test_no_core_module_names_a_command_line_flag() -> None:
+    flags = _cli_flags()
+    assert {"--grid", "--metric", "--select", "--qdrant-url"} <= flags
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, flags), key=len, reverse=True)) + r")(?![\w-])")
+    found = []
+    for file in sorted(PACKAGE.rglob("*.py")):
+        if {"cli", "tui"} & set(file.relative_to(PACKAGE).parts):
+            continue
+        for line, text in _strings_outside_docstrings(ast.parse(file.read_text(encoding="utf-8"))):
+            m = pattern.search(text)
+            if m:
+                found.append(f"{file.relative_to(PACKAGE)}:{line}: {m.group(1)}")
+    assert found == []

@@ -1,0 +1,97 @@
+"""Parsers for the command line's own syntax: ``-p key=value``, ``--filter k=v``, ``--levels 2-4``,
+``--grid name=v1,v2``. They live here, not in the core, and their errors name the flag the user typed."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Sequence
+
+from ..chunk import ParamError, Strategy, strategy_class
+
+
+def parse_param_args(items: list[str] | None) -> dict[str, str]:
+    """``["chunk_size=384", "encoding=o200k_base"]`` → dict; a malformed item is a ParamError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParamError(f"--param {item!r}: expected key=value")
+        k, v = item.split("=", 1)
+        k = k.strip().replace("-", "_")
+        if not k:
+            raise ParamError(f"--param {item!r}: empty key")
+        out[k] = v
+    return out
+
+
+def parse_filters(items: Iterable[str]) -> dict[str, str]:
+    """``["chapter=3", "path=ch03.md"]`` → ``{"chapter": "3", "path": "ch03.md"}`` (for ``--filter k=v``)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ParamError(f"--filter {item!r}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_levels(text: str) -> tuple[int, int]:
+    """``"2-4"`` → (2, 4); ``"3"`` → (3, 3). A ParamError names the problem."""
+    m = re.fullmatch(r"\s*([1-6])\s*(?:-\s*([1-6])\s*)?", text or "")
+    if not m:
+        raise ParamError(f"--levels {text!r}: expected a heading level or a range like 2-4 (levels 1..6)")
+    lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+    if lo > hi:
+        raise ParamError(f"--levels {text!r}: the first level must not exceed the second")
+    return lo, hi
+
+
+def _split_values(name: str, text: str) -> list[str]:
+    t = text.strip()
+    if t.startswith("["):
+        # A JSON list of values, for values that hold commas themselves: separators=[["\n\n"], ["\n\n", "\n"]].
+        try:
+            v = json.loads(t)
+        except ValueError:
+            v = None
+        if isinstance(v, list) and v:
+            return v
+    return [x.strip() for x in text.split(",")]
+
+
+def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str, list[Any]]:
+    """``["chunk_size=256,384", "chunk_overlap=0,50"]`` → ``{"chunk_size": [256, 384], "chunk_overlap": [0, 50]}``.
+
+    Values are checked one by one against the strategy's declared parameters (type and range); combinations
+    are checked later, by the sweep. Repeated values are kept once. Raises ParamError with one clear line.
+    """
+    cls = strategy_class(strategy) if isinstance(strategy, str) else strategy
+    declared = {p.name: p for p in cls.parameters}
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise ParamError(f"--grid {item!r}: expected NAME=VALUE,VALUE,... e.g. chunk_size=256,384,512")
+        name, values = item.split("=", 1)
+        name = name.strip().replace("-", "_")
+        if not name:
+            raise ParamError(f"--grid {item!r}: the parameter name is empty")
+        if name not in declared:
+            raise ParamError(f"--grid {item!r}: {cls.name} has no parameter {name!r} "
+                             f"(parameters: {', '.join(declared) or 'none'})")
+        if name in grid:
+            raise ParamError(f"--grid {item!r}: {name} is given twice; list all its values in one --grid")
+        raw = _split_values(name, values)
+        if any(isinstance(v, str) and not v for v in raw):
+            raise ParamError(f"--grid {item!r}: empty value (expected {name}=VALUE,VALUE,...)")
+        out: list[Any] = []
+        for v in raw:
+            try:
+                coerced = declared[name].coerce(v, cls.name)
+            except ParamError as exc:  # names the parameter and its type or range; add which --grid it was
+                raise ParamError(f"--grid {item!r}: {exc}") from None
+            if coerced not in out:
+                out.append(coerced)
+        grid[name] = out
+    if not grid:
+        raise ParamError("sweep needs at least one --grid NAME=VALUE,VALUE,...")
+    return grid
