@@ -363,3 +363,18 @@ def test_server_without_api_key_passes_none(tmp_path, monkeypatch):
     monkeypatch.delenv("QDRANT_API_KEY", raising=False)
     Store(tmp_path, url="http://localhost:6333").close()
     assert made[0]["api_key"] is None
+
+
+def test_the_storage_estimate_is_the_size_of_what_the_store_writes(store):
+    # One payload definition: stats and the sweep estimate exactly the payloads a real local Qdrant keeps
+    # (with no citation template or site, as the estimate assumes), plus float32 vectors.
+    from chunkscope.payload import payload_bytes, storage_estimate
+
+    chunks = make_chunks("a.md", ["one", "two words", "ünïcode ✓"])
+    est = storage_estimate(chunks, dim=1)  # counts the embedder's tokens, as indexing does before it writes
+    assert all(c.embed_tokens is not None for c in chunks)
+    store.sync(chunks, FakeEmbedder())
+    points, _ = store.client.scroll(store.collection, limit=100, with_payload=True)
+    assert len(points) == 3
+    assert est.payload_bytes == sum(payload_bytes(p.payload) for p in points)
+    assert (est.vectors, est.vector_bytes) == (3, 3 * 4)

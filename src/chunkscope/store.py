@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 from .embed import require_extra, stop_requested
+from .payload import SIGNATURE_KEY, chunk_payload
 from .tokens import cache_home
 
 if TYPE_CHECKING:
@@ -193,37 +194,6 @@ def point_id(path: str, start: int, end: int, text: str, owner: str = "") -> str
     return str(uuid.uuid5(POINT_NAMESPACE, f"{owner}\x00{key}" if owner else key))
 
 
-def _jsonable(value: Any) -> Any:
-    """Payloads are JSON: tuples become lists, unknown objects their str."""
-    return json.loads(json.dumps(value, default=str))
-
-
-def chunk_payload(chunk: "Chunk", extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The point payload: the strategy's metadata at top level (filters see it), then the core fields."""
-    meta = _jsonable(chunk.metadata or {})
-    core = {
-        "path": chunk.path,
-        "start": chunk.start,
-        "end": chunk.end,
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "heading_path": list(chunk.heading_path),
-        "heading": chunk.heading_path[-1] if chunk.heading_path else "",
-        "citation": "",
-        "url": "",
-        "text": chunk.text,
-        "tokens": chunk.tokens,
-        "embed_tokens": chunk.embed_tokens,
-        "chunk_index": chunk.index,
-        "warnings": list(chunk.warnings),
-    }
-    if extra:
-        core.update(_jsonable(dict(extra)))
-    payload = {**meta, **core}
-    payload["meta_keys"] = sorted(meta)
-    return payload
-
-
 def payload_sig(payload: Mapping[str, Any], embed_text: str, model_id: str) -> str:
     """What a stored point must match to be left alone: its payload, the text embedded, and the model."""
     h = hashlib.sha1(json.dumps(payload, sort_keys=True).encode())
@@ -381,7 +351,10 @@ class Store:
 
     def _check_server(self) -> None:
         """Fail now, in one line, rather than on the first upsert."""
-        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+        from qdrant_client.http.exceptions import (
+            ResponseHandlingException,
+            UnexpectedResponse,
+        )
 
         try:
             self.client.get_collections()
@@ -596,7 +569,7 @@ class Store:
                 continue  # a strategy emitting the same span twice: one point
             payload = chunk_payload(c, extra(c) if extra else None)
             sig = payload_sig(payload, c.embed_text, embedder.model_id)
-            payload["sig"] = sig
+            payload[SIGNATURE_KEY] = sig
             wanted[pid] = (c, payload, sig)
         todo = [(pid, c, payload) for pid, (c, payload, sig) in wanted.items() if existing.get(pid) != sig]
         # Over every chunk of the collection, not only those written now: a re-run that embeds nothing must not

@@ -42,6 +42,7 @@ from .evaluate import (
     resolve_region,
     score_retriever,
 )
+from .payload import storage_estimate
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int, dict[str, Any]], None]
 T = TypeVar("T")
 
-#: Bytes per vector component in the storage estimate (float32), as `chunkscope stats` counts.
-FLOAT_BYTES = 4
 DEFAULT_LEVELS = (2, 4)
 _METRIC = re.compile(r"^(?:(hit|recall|ndcg)@(\d+)|mrr)$")
 
@@ -210,17 +209,6 @@ class _Run:
     cached: int  # of those, found in the embedding cache
     collection: str
     seconds: float
-
-
-def _storage(chunks: Sequence["Chunk"], dim: int) -> tuple[int, int]:
-    """(vector bytes, payload bytes) with `chunkscope stats`' formula: vectors × dim × 4, and the JSON payload of
-    metadata + text + location (cli.cmd_core's estimate; the core cannot import the CLI, so it is restated)."""
-    payload = 0
-    for c in chunks:
-        p = {**c.metadata, "text": c.text, "path": c.path, "start": c.start, "end": c.end,
-             "start_line": c.start_line, "end_line": c.end_line, "heading_path": c.heading_path}
-        payload += len(json.dumps(p, ensure_ascii=False, default=str).encode("utf-8"))
-    return len(chunks) * dim * FLOAT_BYTES, payload
 
 
 def _run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embedder", store: "Store",
@@ -717,7 +705,8 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
             point.metrics = dict(ev.metrics)
             point.chunks = len(run.chunks)
             point.texts, point.embedded, point.cached = run.texts, run.embedded, run.cached
-            point.vector_bytes, point.payload_bytes = _storage(run.chunks, result.dim)
+            est = storage_estimate(run.chunks, result.dim)
+            point.vector_bytes, point.payload_bytes = est.vector_bytes, est.payload_bytes
             point.seconds = run.seconds
             point.collection = run.collection
             point.eval = ev

@@ -18,6 +18,7 @@ from ..chunk import (
 )
 from ..config import ResolvedStrategy
 from ..docs import DocsTree
+from ..payload import FLOAT_BYTES, storage_estimate
 from .common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -217,10 +218,6 @@ def chunk_table(chunks: Sequence[Chunk], width: int, **table_kw: Any) -> tuple[A
 
 # --- stats ----------------------------------------------------------------------------------------------------
 
-#: What a vector database stores per float: the seeds' storage estimate is vectors × dim × 4 bytes.
-FLOAT_BYTES = 4
-
-
 @dataclass
 class TreeStats:
     """Figures for one strategy over a tree."""
@@ -297,10 +294,11 @@ def embed_dim(model: str) -> int:
     return 384
 
 
-def tree_stats(tree: DocsTree, resolved: ResolvedStrategy, results: list[ChunkedDoc], dim: int) -> TreeStats:
+def tree_stats(tree: DocsTree, resolved: ResolvedStrategy, results: list[ChunkedDoc], dim: int,
+               embed_model: str | None = None) -> TreeStats:
     lim = resolved.strategy.limits()
     counts: list[int] = []
-    over = under = payload = 0
+    over = under = 0
     for r in results:
         n = len(r.chunks)
         for c in r.chunks:
@@ -309,16 +307,9 @@ def tree_stats(tree: DocsTree, resolved: ResolvedStrategy, results: list[Chunked
                 over += 1
             if lim.min is not None and c.tokens < lim.min and not (lim.last_may_be_short and c.index == n - 1):
                 under += 1
-            payload += _payload_size(c)
+    payload = storage_estimate((c for r in results for c in r.chunks), dim, embed_model).payload_bytes
     return TreeStats(resolved.label, len(results), len(counts), lim.tokenizer, counts, lim.max, over, under, dim,
                      payload, sum(1 for r in results if r.error), len(tree.problems))
-
-
-def _payload_size(c: Chunk) -> int:
-    """Bytes of the JSON payload a vector store keeps beside the vector (metadata + text + location)."""
-    payload = {**c.metadata, "text": c.text, "path": c.path, "start": c.start, "end": c.end,
-               "start_line": c.start_line, "end_line": c.end_line, "heading_path": c.heading_path}
-    return len(json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8"))
 
 
 def histogram_lines(counts: list[int], limit: int | None, width: int = 40, bins: int = 12) -> list[tuple[str, str, int, bool]]:
@@ -375,7 +366,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
         require_chunked(results, args.docs, resolved.label)
         failed += [r for r in results if r.error]
-        all_stats.append(tree_stats(ctx.tree, resolved, results, dim))
+        all_stats.append(tree_stats(ctx.tree, resolved, results, dim, ctx.config.embed_model))
     if args.json:
         print(json.dumps([s.to_dict() for s in all_stats], indent=2))
         return documents_exit(ctx.tree, failed)

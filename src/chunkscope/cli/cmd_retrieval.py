@@ -207,7 +207,7 @@ def _check_query_args(args: argparse.Namespace) -> None:
 def _check_filter_keys(filters: dict[str, str], chunks) -> None:
     """A filter on a field no chunk has matches nothing: say so, with the fields there are."""
     from ..chunk import ParamError
-    from ..store import chunk_payload
+    from ..payload import chunk_payload
 
     if not filters or not chunks:
         return
