@@ -14,14 +14,20 @@ def parse_param_args(items: list[str] | None) -> dict[str, str]:
     """``["chunk_size=384", "encoding=o200k_base"]`` → dict; a malformed item is a ParamError."""
     out: dict[str, str] = {}
     for item in items or []:
-        if "=" not in item:
-            raise ParamError(f"--param {item!r}: expected key=value")
-        k, v = item.split("=", 1)
-        k = k.strip().replace("-", "_")
-        if not k:
-            raise ParamError(f"--param {item!r}: empty key")
+        k, v = _name_and_value(item, "--param", "expected key=value", "empty key")
         out[k] = v
     return out
+
+
+def _name_and_value(item: str, flag: str, expected: str, empty: str) -> tuple[str, str]:
+    """``"chunk-size=384"`` → ``("chunk_size", "384")``: a parameter name as declared (dashes as underscores)."""
+    if "=" not in item:
+        raise ParamError(f"{flag} {item!r}: {expected}")
+    name, value = item.split("=", 1)
+    name = name.strip().replace("-", "_")
+    if not name:
+        raise ParamError(f"{flag} {item!r}: {empty}")
+    return name, value
 
 
 def parse_filters(items: Iterable[str]) -> dict[str, str]:
@@ -69,12 +75,8 @@ def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str
     declared = {p.name: p for p in cls.parameters}
     grid: dict[str, list[Any]] = {}
     for item in items:
-        if "=" not in item:
-            raise ParamError(f"--grid {item!r}: expected NAME=VALUE,VALUE,... e.g. chunk_size=256,384,512")
-        name, values = item.split("=", 1)
-        name = name.strip().replace("-", "_")
-        if not name:
-            raise ParamError(f"--grid {item!r}: the parameter name is empty")
+        name, values = _name_and_value(item, "--grid", "expected NAME=VALUE,VALUE,... e.g. chunk_size=256,384,512",
+                                       "the parameter name is empty")
         if name not in declared:
             raise ParamError(f"--grid {item!r}: {cls.name} has no parameter {name!r} "
                              f"(parameters: {', '.join(declared) or 'none'})")
