@@ -12,6 +12,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
+from .structure import first_content
 from .tokens import DEFAULT_EMBED_MODEL, SliceCounter, embed_tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
@@ -309,7 +310,7 @@ class ChunkBuilder:
                 end_line=st.line_of(last),
                 text=text[sp.start:sp.end],
                 tokens=self.counter.count(sp.start, sp.end),
-                heading_path=_heading_path(st.heading_of(_first_content(text, sp.start, sp.end), sp.end)),
+                heading_path=_heading_path(st.heading_of(first_content(text, sp.start, sp.end), sp.end)),
                 metadata=sp.metadata,
                 warnings=list(dict.fromkeys(sp.warnings)),
                 overlap=overlap,
@@ -318,14 +319,6 @@ class ChunkBuilder:
             chunks.append(c)
             prev = c
         return chunks
-
-
-def _first_content(text: str, start: int, end: int) -> int:
-    """The first non-space offset of a span: a chunk's heading path is where its content begins."""
-    i = start
-    while i < end and text[i].isspace():
-        i += 1
-    return i if i < end else start
 
 
 def count_embed_tokens(chunks: Sequence[Chunk], model: str = DEFAULT_EMBED_MODEL) -> None:

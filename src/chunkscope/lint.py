@@ -35,6 +35,7 @@ from .chunk import Chunk, ChunkedDoc, Limits, Strategy, chunk_documents
 from .config import ConfigError
 from .docs import is_marked_root, load_docs
 from .strategies.code_cuts import boundary_lines, code_lines, needed_cuts
+from .structure import first_content
 from .tokens import DEFAULT_EMBED_MODEL, embed_tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
@@ -403,11 +404,7 @@ class _DocLint:
         return self.limits.max
 
     def first_content(self, start: int, end: int) -> int:
-        text = self.text
-        i = start
-        while i < end and text[i].isspace():
-            i += 1
-        return i if i < end else start
+        return first_content(self.text, start, end)
 
     def trimmed(self, start: int, end: int) -> tuple[int, int]:
         text = self.text
@@ -746,19 +743,24 @@ class _Duplicates:
     def __init__(self) -> None:
         self.first: dict[str, tuple[str, int, int]] = {}
 
+    def earlier(self, doc: "Document", c: Chunk) -> tuple[str, int, int] | None:
+        """(path, line, index) of the first chunk with ``c``'s text; None when ``c`` is that first (now kept)."""
+        key = c.text.strip()
+        if not key:
+            return None
+        prev = self.first.get(key)
+        if prev is None:
+            self.first[key] = (doc.path, doc.line_of(first_content(doc.text, c.start, c.end)), c.index)
+        return prev
+
     def check(self, dl: _DocLint, display: Callable[[str], str]) -> list[Finding]:
         out: list[Finding] = []
         for c in dl.chunks:
-            key = c.text.strip()
-            if not key:
-                continue
-            prev = self.first.get(key)
-            if prev is None:
-                self.first[key] = (dl.doc.path, dl.st.line_of(dl.first_content(c.start, c.end)), c.index)
-                continue
-            path, line, idx = prev
-            out.append(dl.chunk_finding(
-                "duplicate", c, f"chunk {c.index} has the same text as chunk {idx} at {display(path)}:{line}"))
+            prev = self.earlier(dl.doc, c)
+            if prev is not None:
+                path, line, idx = prev
+                out.append(dl.chunk_finding(
+                    "duplicate", c, f"chunk {c.index} has the same text as chunk {idx} at {display(path)}:{line}"))
         return out
 
 
@@ -773,10 +775,7 @@ def _remember_earlier_pages(dups: _Duplicates, tree: "DocsTree", strategy: Strat
         return
     for r in chunk_documents(full.documents[:first], strategy):
         for c in r.chunks:
-            key = c.text.strip()
-            if key and key not in dups.first:
-                at = c.start + (len(c.text) - len(c.text.lstrip()))
-                dups.first[key] = (r.doc.path, r.doc.line_of(at), c.index)
+            dups.earlier(r.doc, c)
 
 
 # --- running the rules ----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .structure import heading_keyword, outline
+from .structure import first_content, heading_keyword, outline
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -384,13 +384,6 @@ def doc_route(doc: "Document") -> str:
 
 # --- page URLs ---------------------------------------------------------------------------------------------
 
-def _first_content(text: str, start: int, end: int) -> int:
-    i = start
-    while i < end and text[i].isspace():
-        i += 1
-    return i if i < end else start
-
-
 def heading_fragment(heading: "Heading | None") -> str | None:
     """The URL fragment that links to ``heading`` on its published page: ``"#anchor"``; ``""`` for the page's
     H1, which Docusaurus renders as the title with no id (the page itself is the link); None with no heading."""
@@ -405,5 +398,5 @@ def chunk_url(site_url: str | None, doc: "Document", chunk: "Chunk") -> str:
     """The published page of ``doc`` + the fragment of the heading the chunk's content starts under."""
     route = doc_route(doc)
     base = (site_url or "").rstrip("/")
-    h = doc.structure.heading_before(_first_content(doc.text, chunk.start, chunk.end))
+    h = doc.structure.heading_before(first_content(doc.text, chunk.start, chunk.end))
     return f"{base}{route}{heading_fragment(h) or ''}"

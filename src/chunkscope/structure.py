@@ -198,6 +198,15 @@ _KIND_OF_LEAF = {
 }
 
 
+def first_content(text: str, start: int, end: int) -> int:
+    """The first non-space offset of ``text[start:end]`` (``start`` when it is all space): where a chunk's
+    content begins, so its heading, line and anchor are those of its text rather than of a leading blank line."""
+    i = start
+    while i < end and text[i].isspace():
+        i += 1
+    return i if i < end else start
+
+
 _ASCII_NOT_SLUG = re.compile(r"[^a-z0-9 _-]")
 
 
