@@ -424,6 +424,11 @@ def strategy_names() -> list[str]:
     return [*_BUILTIN, *sorted(_plugins().entry_points)]
 
 
+def is_strategy_name(name: str) -> bool:
+    """Whether a strategy has that name; a built-in's answers without looking through installed packages."""
+    return name in _BUILTIN or name in _plugins().entry_points
+
+
 def strategy_class(name: str) -> type[Strategy]:
     """The class of a strategy by name (built-ins first; a plugin is imported here, on first use).
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .chunk import ParamError, Strategy, get_strategy, strategy_class, strategy_names, UnknownStrategy
+from .chunk import ParamError, Strategy, UnknownStrategy, get_strategy, is_strategy_name, strategy_class, strategy_names
 
 CONFIG_NAME = "chunkscope.toml"
 
@@ -225,7 +225,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         elif key == "strategies":
             _want(isinstance(value, dict), path, "[strategies] must be a table of tables")
             for name, params in value.items():
-                _want(name in strategy_names(), path, f"[strategies.{name}]: unknown strategy (choose one of {', '.join(strategy_names())})")
+                if not is_strategy_name(name):
+                    _want(False, path, f"[strategies.{name}]: unknown strategy (choose one of {', '.join(strategy_names())})")
                 _want(isinstance(params, dict), path, f"[strategies.{name}] must be a table")
                 _check_params(name, params, path, f"[strategies.{name}]")
                 cfg.strategies[name] = dict(params)
@@ -234,13 +235,13 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
             for name, preset in value.items():
                 _want(isinstance(preset, dict), path, f"[presets.{name}] must be a table")
                 strat = preset.get("strategy")
-                _want(isinstance(strat, str) and strat in strategy_names(), path,
-                      f"[presets.{name}] needs strategy = one of {', '.join(strategy_names())}")
-                _want(name not in strategy_names(), path, f"[presets.{name}]: a preset cannot take a strategy's name")
+                if not (isinstance(strat, str) and is_strategy_name(strat)):
+                    _want(False, path, f"[presets.{name}] needs strategy = one of {', '.join(strategy_names())}")
+                _want(not is_strategy_name(name), path, f"[presets.{name}]: a preset cannot take a strategy's name")
                 params = {k: v for k, v in preset.items() if k != "strategy"}
                 _check_params(strat, params, path, f"[presets.{name}]")
                 cfg.presets[name] = dict(preset)
-    if cfg.strategy not in strategy_names() and cfg.strategy not in cfg.presets:
+    if not is_strategy_name(cfg.strategy) and cfg.strategy not in cfg.presets:
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
     _check_qdrant(cfg.qdrant, path)
     q = cfg.query

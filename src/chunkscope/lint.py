@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from .chunk import Chunk, ChunkedDoc, Limits, Strategy, chunk_documents
 from .config import ConfigError
 from .docs import is_marked_root, load_docs
-from .strategies.code_cuts import boundary_lines, code_lines, needed_cuts
+from .strategies.code_cuts import boundary_lines, code_lines, fence_margin, needed_cuts
 from .structure import first_content
 from .tokens import DEFAULT_EMBED_MODEL, embed_tokenizer, get_tokenizer
 
@@ -537,8 +537,7 @@ class _DocLint:
         cuts = self._fence_cuts(bs, be)
         if not cuts:
             return None
-        margin = b.start - self.lines.line_starts[self.lines.line_of(b.start) - 1]
-        code = code_lines(self.text, self.lines.line_starts, bs, be, margin)
+        code = code_lines(self.text, self.lines.line_starts, bs, be, fence_margin(self.lines.line_starts, b.start))
         # A cut one level in (between methods) is what the seed asks only when the class around it is over the
         # limit too: the same recursion as the strategy's, counted in the limit's tokenizer.
         allowed = needed_cuts(code, be, lambda s, e: self.counter.count(*self._trim_both(s, e)) <= cap)

@@ -83,6 +83,12 @@ class CodeLine:
     quoted: str = ""  # "string" or "comment" when the line starts inside a multi-line string or block comment
 
 
+def fence_margin(line_starts: Sequence[int], fence_start: int) -> int:
+    """The column of a fence that starts at ``fence_start``: that much of each of its lines is its container's
+    (a list item's indentation, a quote's ``>``), the ``margin`` of `code_lines`."""
+    return fence_start - line_starts[bisect_right(line_starts, fence_start) - 1]
+
+
 def code_lines(text: str, line_starts: Sequence[int], start: int, end: int, margin: int) -> list[CodeLine]:
     """The lines of ``[start, end)`` as code, from the line holding ``start``; fence lines are left out.
 

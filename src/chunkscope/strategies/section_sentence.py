@@ -40,7 +40,7 @@ from ..sentences import sentence_spans
 from ..site import doc_numbering, heading_fragment, section_numbers
 from ..structure import Block
 from ._common import Protected, Section, trim
-from .code_cuts import code_lines, definition_cuts
+from .code_cuts import code_lines, definition_cuts, fence_margin
 from .section import ENCODINGS, chapter_sections
 
 if TYPE_CHECKING:
@@ -398,8 +398,7 @@ class _Cutter:
         """Where a code block, or a piece of one, is cut between definitions (`code_cuts`): the outermost level
         that has a boundary, so a piece that is one class is cut at its methods; none in a single function."""
         origin = u.block.start if u.block is not None else u.start
-        # The fence's column: that much of every line is the container's (a list item's indentation).
-        margin = origin - self.st.line_start(self.st.line_of(origin))
+        margin = fence_margin(self.st.line_starts, origin)
         return definition_cuts(code_lines(self.text, self.st.line_starts, u.start, u.end, margin))
 
     def _blank_cuts(self, u: _Unit) -> list[int]:
