@@ -184,3 +184,28 @@ async def test_ignored_hidden_and_skipped_files_never_appear(tmp_path):
         await wait_for(pilot, lambda: "04-visible.md" in tree_paths(app), what="the visible new file")
         assert tree_paths(app) == ["01-alpha.md", "02-beta.md", "03-gamma.md", "04-visible.md"]
         assert [d.path for d in ex.docs.documents] == tree_paths(app)
+
+
+async def test_a_single_file_in_a_marked_tree_is_watched_under_its_tree_path(tmp_path):
+    # Opened on one file of a marked docs root, the document's path is relative to that root
+    # ("part/04-delta.md"); the watcher must know the file by that path, or its first poll calls the open file
+    # deleted. An edit is still seen as an edit.
+    docs = make_tree(tmp_path)
+    (docs / "chunkscope.toml").write_text("", encoding="utf-8")
+    (docs / "part").mkdir()
+    one = docs / "part" / "04-delta.md"
+    one.write_text(page("Delta", 2), encoding="utf-8")
+    app = make_app(one)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot, app, "part/04-delta.md")
+        ex = app.explorer
+        ex.poll_files()
+        await wait_for(pilot, lambda: not ex._scanning, what="the first poll")  # noqa: SLF001
+        assert not any("deleted" in n for n in notes(app)), notes(app)
+        assert ex.current_path == "part/04-delta.md"
+        one.write_text(page("Delta", 3), encoding="utf-8")
+        bump(one)
+        ex.poll_files()
+        await wait_for(pilot, lambda: ex.result is not None and "Paragraph 2 of Delta" in ex.result.doc.text,
+                       what="the edit read")
+        assert not any("deleted" in n for n in notes(app)), notes(app)

@@ -70,12 +70,13 @@ def scan(root: Path, ignore: Iterable[str] = (), *, single_file: Path | None = N
     Args:
         root: the docs root.
         ignore: the configuration's ignore patterns.
-        single_file: the one file when the app was opened on a file, not a folder (only it is watched).
+        single_file: the one file (under ``root``) when the app was opened on a file, not a folder: only it is
+            watched, known by its path relative to the root as its document is.
     """
     out: Snapshot = {}
     if single_file is not None:
         try:
-            out[single_file.name] = _stamp(single_file.stat())
+            out[single_file.relative_to(root).as_posix()] = _stamp(single_file.stat())
         except OSError:
             pass
         return out

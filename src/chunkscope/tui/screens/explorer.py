@@ -565,13 +565,21 @@ class ExplorerScreen(Screen):
     # --- files changing on disk --------------------------------------------------------------------------------
 
     @staticmethod
-    def _first_scan(tree: DocsTree, config: Config) -> Snapshot | None:
+    def _scanner(tree: DocsTree, config: Config) -> Callable[[], Snapshot] | None:
+        """One scan of what the watcher watches: the tree, or the one file the app was opened on (None once that
+        file is gone from the tree: it has no path left to watch)."""
+        if not tree.single_file:
+            return partial(scan, tree.root, config.ignore)
+        if not tree.documents:
+            return None
+        return partial(scan, tree.root, single_file=tree.root / tree.documents[0].path)
+
+    @classmethod
+    def _first_scan(cls, tree: DocsTree, config: Config) -> Snapshot | None:
         """The watcher's baseline (0.65 ms on the Rust book's 112 files): the files as they are now, each document
         with the time it was read at."""
-        if tree.single_file:
-            single = tree.root / tree.documents[0].path if tree.documents else None
-            return baseline(tree.documents, scan(tree.root, single_file=single)) if single is not None else None
-        return baseline(tree.documents, scan(tree.root, config.ignore))
+        scan_once = cls._scanner(tree, config)
+        return baseline(tree.documents, scan_once()) if scan_once is not None else None
 
     def poll_files(self) -> None:
         """Each second: look for files edited, added, deleted or moved under the root (see `watcher` for why a
@@ -587,11 +595,9 @@ class ExplorerScreen(Screen):
         worker = get_current_worker()
         posted = False
         try:
-            single = self.docs.root / self.docs.documents[0].path if self.docs.single_file and self.docs.documents \
-                else None
-            scan_once = partial(scan, self.docs.root, self.config.ignore, single_file=single)
-            if self._stamps is None or (self.docs.single_file and single is None):
-                return  # a single file that is gone has no name left to watch
+            scan_once = self._scanner(self.docs, self.config)
+            if self._stamps is None or scan_once is None:
+                return
             now = scan_once()
             if not diff(self._stamps, now):
                 return
