@@ -173,7 +173,7 @@ def test_a_partial_load_of_a_nested_file_keeps_to_its_paths(tmp_path):
         before = snapshot(store, full)
         whole = load_docs(root)
         part = dataclasses.replace(whole, documents=[whole.get("part/ch03.md")])
-        part.partial = True  # what a one-file load will say (set by hand until docs.load_docs says it)
+        part.partial = True  # what a one-file load says
         r = Retriever(part, SectionsForTest(), Embedder(), store)
         assert r.collection == full.collection
         rep = r.ensure_indexed()

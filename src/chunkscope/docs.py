@@ -345,17 +345,6 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
     return DocsTree(root=p, documents=docs, problems=problems)
 
 
-def reload_document(tree: DocsTree, doc: Document) -> tuple[Document | None, list[Problem]]:
-    """Re-read one document from disk (the file changed under an open view)."""
-    if doc.source is None:
-        return doc, []
-    new, problems = read_document(doc.source, doc.path)
-    if new is not None:
-        idx = tree.documents.index(doc)
-        tree.documents[idx] = new
-    return new, problems
-
-
 def is_ignored(rel: str, patterns: Iterable[str]) -> bool:
     """Whether ``iter_doc_files`` skips the file or folder at ``rel`` (POSIX, relative to the root) for these
     ignore patterns: the same rule, for a watcher that stats the tree without reading it."""

@@ -171,10 +171,7 @@ def loaded_paths(tree: "DocsTree") -> frozenset[str] | None:
 
     A partial load (one file of a tree) must not delete the points of the files it did not read.
     """
-    partial = getattr(tree, "partial", None)
-    if partial is None:  # trees from before `DocsTree.partial`: a single file is the partial load
-        partial = getattr(tree, "single_file", False)
-    return frozenset(d.path for d in tree.documents) if partial else None
+    return frozenset(d.path for d in tree.documents) if tree.partial else None
 
 
 class Retriever:

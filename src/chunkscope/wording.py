@@ -1,6 +1,12 @@
-"""Small pieces of wording shared by the command line and the app (counts with the right plural)."""
+"""Small pieces of wording shared by the command line and the app (counts with the right plural, what to install)."""
 
 from __future__ import annotations
+
+
+def install_hint(subject: str, extra: str, package: str) -> str:
+    """What a missing optional part needs: ``Querying needs chunkscope's retrieval extra (torch is not
+    installed): pip install 'chunkscope[retrieval]'``."""
+    return f"{subject} needs chunkscope's {extra} extra ({package} is not installed): pip install 'chunkscope[{extra}]'"
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

@@ -79,10 +79,8 @@ def _known_errors() -> tuple[type[BaseException], ...]:
 
 def _stops() -> tuple[type[BaseException], ...]:
     """Exceptions that mean the user stopped the work: exit 130, like Ctrl-C itself."""
-    try:
-        from ..embed import Cancelled
-    except ImportError:  # a build without the retrieval part
-        return (Interrupted,)
+    from ..embed import Cancelled  # embed needs only the base install (numpy, tokens)
+
     return (Interrupted, Cancelled)
 
 

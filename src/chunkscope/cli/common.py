@@ -10,6 +10,7 @@ from typing import TextIO
 from ..config import Config, ResolvedStrategy, load_config, resolve_strategy
 from ..docs import DocsError, DocsTree, load_docs
 from ..safe_text import json_line, snippet, visible  # noqa: F401 - the commands import them from here
+from ..wording import install_hint
 from .parsing import parse_param_args
 
 #: Exit codes, as CI reads them.
@@ -27,8 +28,7 @@ def user_message(exc: BaseException) -> str:
     from ..tuning import UnknownMetric
 
     if isinstance(exc, MissingExtra):
-        return (f"this command needs chunkscope's {exc.extra} extra ({exc.package} is not installed): "
-                f"pip install 'chunkscope[{exc.extra}]'")
+        return install_hint("this command", exc.extra, exc.package)
     # The core names what was wrong; the command line names the flag it came from.
     if isinstance(exc, UnknownMetric):
         return f"--metric {exc.metric!r}: {exc.expected}"

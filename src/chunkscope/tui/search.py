@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..chunk import Chunk
 from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
+from ..wording import install_hint as _install_sentence
 
 #: How deep to search when looking for the rank of an expected chunk, or when filtering by chapter.
 DEPTH = 100
@@ -34,8 +35,7 @@ def install_hint(err: BaseException | None, what: str = "Querying") -> str | Non
 
     if not isinstance(err, MissingExtra):
         return None
-    return (f"{what} needs chunkscope's {err.extra} extra ({err.package} is not installed): "
-            f"pip install 'chunkscope[{err.extra}]'")
+    return _install_sentence(what, err.extra, err.package)
 
 
 @dataclass(frozen=True)

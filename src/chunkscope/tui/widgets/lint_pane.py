@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 
 from ...safe_text import visible
 from ..session import TreeResult, lint_module
-from .query_pane import StateCheckbox
+from .state_checkbox import StateCheckbox
 
 SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5c07b")}
 #: The rule filter's value for "every rule" (no rule id contains a space).

@@ -25,6 +25,7 @@ from ..debounce import DEBOUNCE_SECONDS
 from ..search import Answer, Expected, SearchSession, install_hint, retrieval_available
 from ...wording import plural
 from .ordered_input import OrderedInput
+from .state_checkbox import StateCheckbox
 
 
 class HitList(OptionList):
@@ -34,15 +35,6 @@ class HitList(OptionList):
         Binding("enter", "select", "Jump to source", id="query.jump",
                 tooltip="open the hit's file with its chunk selected, scrolled into view"),
     ]
-
-
-class StateCheckbox(Checkbox):
-    """A check box whose mark is drawn only when checked: Textual's draws an X either way and tells the two apart
-    by colour alone, which a monochrome terminal, NO_COLOR or a colour-blind reader cannot see."""
-
-    @property
-    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # noqa: N802 - Textual's (documented) class attribute
-        return "X" if self.value else " "
 
 
 #: What the indexing row says until the first batch is written (the model loads first, for seconds).
