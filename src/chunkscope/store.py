@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
-from .embed import require_extra, stop_requested
+from .embed import STORE_MODULES, require_extra, stop_requested
 from .payload import SIGNATURE_KEY, chunk_payload
 from .tokens import cache_home
 
@@ -267,10 +267,6 @@ def _close_client(client: Any) -> None:
         client.close()
     except Exception:  # noqa: BLE001 - closing twice or at interpreter exit
         pass
-
-
-#: What the store imports lazily, as (module, distribution): the `retrieval` extra brings it.
-STORE_MODULES = (("qdrant_client", "qdrant-client"),)
 
 
 class Store:

@@ -207,6 +207,15 @@ def first_content(text: str, start: int, end: int) -> int:
     return i if i < end else start
 
 
+def trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a range to drop leading and trailing whitespace (a chunk never starts or ends in blank lines)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
 _ASCII_NOT_SLUG = re.compile(r"[^a-z0-9 _-]")
 
 

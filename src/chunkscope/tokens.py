@@ -33,7 +33,6 @@ a tree is chunked (`quick_gil_handoff`), and numpy is imported without OpenBLAS'
 from __future__ import annotations
 
 import gzip
-from array import array
 import json
 import os
 import queue
@@ -41,6 +40,7 @@ import re
 import string
 import sys
 import threading
+from array import array
 from bisect import bisect_left, bisect_right
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -698,9 +698,14 @@ def default_model_dir() -> Path:
 BUNDLED_TOKENIZER_DIR = Path(__file__).resolve().parent / "data" / DEFAULT_EMBED_MODEL
 
 
+def is_default_model(model: str) -> bool:
+    """Whether ``model`` names the default embedding model, with or without its ``sentence-transformers/`` owner."""
+    return model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}")
+
+
 def resolve_model_dir(model: str) -> Path:
     """A local folder for an embedding model name or path; never a download."""
-    if model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
+    if is_default_model(model):
         return default_model_dir()
     p = Path(model).expanduser()
     if p.is_dir():
@@ -741,7 +746,7 @@ def get_tokenizer(name: str = DEFAULT_TOKENIZER):
             tok = WordsTokenizer()
         elif name.startswith("hf:"):
             tok = WordPieceTokenizer(name, resolve_model_dir(name[3:]))
-        elif name in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
+        elif is_default_model(name):
             tok = WordPieceTokenizer(DEFAULT_EMBED_MODEL, BUNDLED_TOKENIZER_DIR)
         else:
             raise TokenizerError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZER_NAMES)} or hf:<model dir>")
@@ -751,7 +756,7 @@ def get_tokenizer(name: str = DEFAULT_TOKENIZER):
 
 def embed_tokenizer(model: str = DEFAULT_EMBED_MODEL) -> WordPieceTokenizer:
     """The word-piece tokenizer of an embedding model (name or local path)."""
-    if model in (DEFAULT_EMBED_MODEL, f"sentence-transformers/{DEFAULT_EMBED_MODEL}"):
+    if is_default_model(model):
         return get_tokenizer(DEFAULT_EMBED_MODEL)
     return get_tokenizer(f"hf:{model}")
 

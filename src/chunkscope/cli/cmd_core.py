@@ -18,7 +18,7 @@ from ..chunk import (
 )
 from ..config import ResolvedStrategy
 from ..docs import DocsTree
-from ..payload import FLOAT_BYTES, storage_estimate
+from ..payload import FLOAT_BYTES, StorageEstimate, storage_estimate
 from .common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -231,13 +231,17 @@ class TreeStats:
     over_limit: int
     under_min: int
     dim: int
-    payload_bytes: int
+    storage: StorageEstimate
     errors: int  # documents the strategy could not chunk
     problems: int = 0  # files of the tree that could not be loaded as they are (`DocsTree.problems`)
 
     @property
     def vector_bytes(self) -> int:
-        return self.chunks * self.dim * FLOAT_BYTES
+        return self.storage.vector_bytes
+
+    @property
+    def payload_bytes(self) -> int:
+        return self.storage.payload_bytes
 
     def percentile(self, q: float) -> int:
         if not self.counts:
@@ -267,7 +271,7 @@ class TreeStats:
                 "dim": self.dim,
                 "vector_bytes": self.vector_bytes,
                 "payload_bytes": self.payload_bytes,
-                "total_bytes": self.vector_bytes + self.payload_bytes,
+                "total_bytes": self.storage.total_bytes,
             },
             # As `chunkscope lint` counts them: a file that could not be loaded is an error too.
             "errors": self.problems + self.errors,
@@ -307,9 +311,9 @@ def tree_stats(tree: DocsTree, resolved: ResolvedStrategy, results: list[Chunked
                 over += 1
             if lim.min is not None and c.tokens < lim.min and not (lim.last_may_be_short and c.index == n - 1):
                 under += 1
-    payload = storage_estimate((c for r in results for c in r.chunks), dim, embed_model).payload_bytes
+    storage = storage_estimate((c for r in results for c in r.chunks), dim, embed_model)
     return TreeStats(resolved.label, len(results), len(counts), lim.tokenizer, counts, lim.max, over, under, dim,
-                     payload, sum(1 for r in results if r.error), len(tree.problems))
+                     storage, sum(1 for r in results if r.error), len(tree.problems))
 
 
 def histogram_lines(counts: list[int], limit: int | None, width: int = 40, bins: int = 12) -> list[tuple[str, str, int, bool]]:
@@ -353,7 +357,7 @@ STATS_ROWS: list[tuple[str, Callable[[TreeStats], str]]] = [
     ("under minimum", lambda s: str(s.under_min)),
     ("vector bytes", lambda s: human_bytes(s.vector_bytes)),
     ("payload", lambda s: human_bytes(s.payload_bytes)),
-    ("storage estimate", lambda s: human_bytes(s.vector_bytes + s.payload_bytes)),
+    ("storage estimate", lambda s: human_bytes(s.storage.total_bytes)),
 ]
 
 

@@ -108,7 +108,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ("tokens p95", lambda s: str(s.percentile(0.95))),
         ("tokens max", lambda s: str(max(s.counts, default=0))),
         ("over limit", lambda s: str(s.over_limit)),
-        ("storage estimate", lambda s: human_bytes(s.vector_bytes + s.payload_bytes)),
+        ("storage estimate", lambda s: human_bytes(s.storage.total_bytes)),
         ("tokenizer", lambda s: s.tokenizer),
     ]
     table_rows = [(name, [f(s) for s in stats]) for name, f in rows]

@@ -6,7 +6,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ..structure import ATOMIC_KINDS, Block, Heading
+from ..structure import ATOMIC_KINDS, Block, Heading, trim  # noqa: F401 - trim: the strategies import it from here
 
 if TYPE_CHECKING:
     from ..docs import Document
@@ -43,15 +43,6 @@ def sections(doc: "Document", max_level: int, min_level: int = 1, start: int | N
     if hi > pos and (current is not None or doc.text[pos:hi].strip()):
         out.append(Section(pos, hi, current))
     return [s for s in out if s.end > s.start]
-
-
-def trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """Shrink a range to drop leading and trailing whitespace (a chunk never starts or ends in blank lines)."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 #: Code blocks: fenced and indented.
