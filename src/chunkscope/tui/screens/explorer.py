@@ -599,7 +599,7 @@ class ExplorerScreen(Screen):
             if self._stamps is None or scan_once is None:
                 return
             now = scan_once()
-            if not diff(self._stamps, now):
+            if now == self._stamps:  # what diff() would call no change, without building it every second
                 return
             now = settled_scan(scan_once, now, cancelled=lambda: worker.is_cancelled)
             change = diff(self._stamps, now)

@@ -24,6 +24,11 @@ SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5
 ALL_RULES = "all rules"
 
 
+
+def _most_first(counts: Counter[str]) -> list[str]:
+    """Rule ids by count, most first, then by name."""
+    return sorted(counts, key=lambda r: (-counts[r], r))
+
 class LintPane(Vertical):
     """Findings of the whole tree under the current strategy (from the tree worker's lint run)."""
 
@@ -107,16 +112,14 @@ class LintPane(Vertical):
         return Counter(f.rule for f in self._all if not self._errors_only or f.severity == "error")
 
     def _rules(self) -> list[str]:
-        """The rules with findings, most findings first (the filter's choices, each with its count under the
-        severity filter: "(0)" says a rule has no errors)."""
-        counts = Counter(f.rule for f in self._all)
-        return sorted(counts, key=lambda r: (-counts[r], r))
+        """The rules with any finding, most findings first: the filter's choices (each shown with its count under
+        the severity filter, so "(0)" says a rule has no errors)."""
+        return _most_first(Counter(f.rule for f in self._all))
 
     def _cycle(self) -> list[str]:
         """What ``r`` steps through: all rules, then each rule with findings under the severity filter, most
         first. With errors only, a rule with only warnings would show an empty list: it is skipped."""
-        counts = self._rule_counts()
-        return [ALL_RULES, *sorted(counts, key=lambda r: (-counts[r], r))]
+        return [ALL_RULES, *_most_first(self._rule_counts())]
 
     def action_next_rule(self) -> None:
         """Key ``r``: the next rule with findings, then all of them again."""
