@@ -59,7 +59,8 @@ strategy = get_strategy(name)
 tok_name = strategy.length_tokenizer
 tokens.get_tokenizer(tok_name)
 if tok_name in tokens.TIKTOKEN_NAMES:
-    tokens._token_byte_lengths(tok_name)  # the token-length table belongs to loading the tokenizer
+    from chunkscope.tokens.offline import token_byte_lengths
+    token_byte_lengths(tok_name)  # the token-length table belongs to loading the tokenizer
 _parser()
 w0, c0 = time.perf_counter(), time.process_time()
 if mode == "real":
@@ -81,7 +82,7 @@ for d in docs:
 t4 = clock()
 n = sum(len(strategy.chunk(d)) for d in docs)
 t5 = clock()
-parsed = sum("structure" in d.cache for d in docs)  # size-only strategies: documents the outline had to parse
+parsed = sum(d.analysis.structure_parsed for d in docs)  # size-only strategies: documents the outline had to parse
 print(json.dumps({"total": t5 - t0, "load": t1 - t0, "counters": t3 - t1, "structure": t4 - t3, "chunk": t5 - t4,
                   "chunks": n, "docs": len(docs), "parsed": parsed}))
 """
@@ -150,8 +151,8 @@ def main(argv: list[str]) -> int:
 
     docs = load_docs(corpus).documents
     texts = [d.text for d in docs]
-    # T is what a plain tiktoken user pays: an Encoding of its own, used from this thread only. (chunkscope's
-    # shared encoding hands the regex's fast path to its encoder thread; see `tokens.tiktoken_encoding`.)
+    # T is what a plain tiktoken user pays: an Encoding of its own, built from the same rank file, used from this
+    # thread only.
     import tiktoken
 
     enc = tiktoken.Encoding(**tokens.tiktoken_constructor_args("cl100k_base"))

@@ -33,7 +33,7 @@ INTERACTIVE_MS = 100.0
 
 from chunkscope.chunk import Chunk, get_strategy  # noqa: E402
 from chunkscope.docs import load_docs  # noqa: E402
-from chunkscope.embed import EmbedStats, Embedder  # noqa: E402
+from chunkscope.embed import Embedded, EmbedStats, Embedder  # noqa: E402
 from chunkscope.retrieval import Retriever  # noqa: E402
 from chunkscope.store import Store  # noqa: E402
 
@@ -69,12 +69,10 @@ class RandomEmbedder:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.rng = np.random.default_rng(7)
-        self.last_stats = EmbedStats()
 
-    def embed(self, texts, on_progress=None, should_stop=None, token_counts=None):
+    def embed(self, texts, *, on_progress=None, cancel=None, token_counts=None, label=""):
         v = self.rng.standard_normal((len(texts), self.dim)).astype(np.float32)
-        self.last_stats = EmbedStats(texts=len(texts), misses=len(texts))
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
+        return Embedded(v / np.linalg.norm(v, axis=1, keepdims=True), EmbedStats(texts=len(texts), misses=len(texts)))
 
 
 def fake_chunks(n: int, start: int = 0) -> list[Chunk]:
@@ -129,11 +127,11 @@ def bench_scaling(emb: Embedder, questions: list[str], sizes: list[int], workdir
     have = 0
     chunks: list[Chunk] = []
     store = Store(workdir, path=path)
-    store.use("bench-scale", rnd, {})
+    collection = store.use("bench-scale", rnd, {})
     for n in sizes:
         chunks.extend(fake_chunks(n - have, have))
         t = time.perf_counter()
-        rep = store.sync(chunks, rnd)
+        rep = store.sync(chunks, rnd, collection)
         fill = time.perf_counter() - t
         added = n - have
         have = n
@@ -141,23 +139,23 @@ def bench_scaling(emb: Embedder, questions: list[str], sizes: list[int], workdir
         t = time.perf_counter()
         store = Store(workdir, path=path)
         reopen = time.perf_counter() - t
-        store.use("bench-scale", rnd, {})
-        store.search(qvecs[0], 5)  # first query pays lazy set-up, if any
+        collection = store.use("bench-scale", rnd, {})
+        store.search(qvecs[0], 5, collection=collection)  # first query pays lazy set-up, if any
         plain, broad, selective = [], [], []
         for v in qvecs[:20]:
             t = time.perf_counter()
-            store.search(v, 5)
+            store.search(v, 5, collection=collection)
             plain.append(time.perf_counter() - t)
             t = time.perf_counter()
-            store.search(v, 5, filters={"kind": "prose"})  # half the points match: served from the unfiltered ranking
+            store.search(v, 5, filters={"kind": "prose"}, collection=collection)  # half the points match: served from the unfiltered ranking
             broad.append(time.perf_counter() - t)
             t = time.perf_counter()
-            store.search(v, 5, filters={"chapter": "3"})  # 1% match: qdrant-client's per-point filter pass
+            store.search(v, 5, filters={"chapter": "3"}, collection=collection)  # 1% match: qdrant-client's per-point filter pass
             selective.append(time.perf_counter() - t)
         if n == 10_000:
             for q in questions:
                 t = time.perf_counter()
-                store.search(emb.embed_query(q), 5, threshold=0.7)
+                store.search(emb.embed_query(q), 5, threshold=0.7, collection=collection)
                 at10k.append(time.perf_counter() - t)
         def yes(xs: list[float]) -> str:
             return "yes" if pct(xs, 95) * 1000 <= INTERACTIVE_MS else "**no**"

@@ -132,9 +132,10 @@ def main() -> int:
     raw_cpu = [0.0] * len(points)
     loads: list[str] = [""] * len(points)
 
-    def on_progress(done: int, total: int, stats: dict) -> None:
-        i = stats.get("index")
-        if stats.get("phase") != "chunk" or i is None or loads[i]:
+    def on_progress(p) -> None:
+        # A configuration's first step is chunking; its place in the sweep is the outer report's count.
+        i = p.outer.done if p.outer is not None else None
+        if p.phase.name != "CHUNK" or i is None or i >= len(loads) or loads[i]:
             return
         loads[i] = load()
         t, c = time.perf_counter(), time.process_time()

@@ -1,4 +1,5 @@
-"""Architecture rules, checked on the source: no import cycle (lazy imports included), no CLI flag named in the core.
+"""Architecture rules, checked on the source: no import cycle (lazy imports included), no CLI flag named in the core,
+and no core module importing a view, whatever its name.
 
 A lazy import breaks a cycle at run time but not in the design: two modules that need each other are one module
 in two files, and the next top-level import turns the cycle into an ImportError. Only imports under
@@ -8,10 +9,17 @@ in two files, and the next top-level import turns the cycle into an ImportError.
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chunkscope"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "chunkscope"
+#: The views and the entry point: everything else in the package is the core.
+VIEWS = ("cli", "tui", "__main__")
 
 
 def _module_name(file: Path, root: Path) -> str:
@@ -143,3 +151,64 @@ def test_no_core_module_names_a_command_line_flag() -> None:
             if m:
                 found.append(f"{file.relative_to(PACKAGE)}:{line}: {m.group(1)}")
     assert found == []
+
+
+# --- the core never imports a view (import-linter, over every core module) ------------------------------------
+
+
+def core_modules(package: Path) -> list[str]:
+    """Every top-level module and subpackage of ``package`` but the views: the core, as it is on disk now."""
+    out = []
+    for p in sorted(package.iterdir()):
+        name = p.stem if p.suffix == ".py" else p.name if (p / "__init__.py").is_file() else None
+        if name and name != "__init__" and name not in VIEWS:
+            out.append(f"{package.name}.{name}")
+    return out
+
+
+def lint_imports() -> Path:
+    """import-linter's command: a test dependency (the ``test`` extra), so a missing one fails the test."""
+    exe = Path(sys.executable).parent / "lint-imports"
+    assert exe.is_file(), "import-linter is not installed: pip install -e '.[test]' (it is in the test extra)"
+    return exe
+
+
+def run_core_contract(package: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """pyproject.toml's "core never imports the TUI" contract, with every core module of ``package`` as a source.
+
+    The contract in pyproject.toml names its source modules one by one, so a module added since is not checked
+    there until someone adds it; here the list comes from the files themselves.
+    """
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in project["tool"]["importlinter"]["contracts"]
+                    if "chunkscope.tui" in c["forbidden_modules"])
+    forbidden = [m.replace("chunkscope", package.name, 1) if m.startswith("chunkscope.") else m
+                 for m in contract["forbidden_modules"]]
+    config = tmp_path / "contract.toml"
+    config.write_text(
+        f"[tool.importlinter]\nroot_package = {package.name!r}\ninclude_external_packages = true\n\n"
+        f"[[tool.importlinter.contracts]]\nname = {contract['name']!r}\ntype = \"forbidden\"\n"
+        f"source_modules = {core_modules(package)!r}\nforbidden_modules = {forbidden!r}\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(package.parent), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([str(lint_imports()), "--config", str(config), "--no-cache"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_no_core_module_imports_a_view(tmp_path: Path) -> None:
+    assert {"chunkscope.lint", "chunkscope.progress", "chunkscope.docs"} <= set(core_modules(PACKAGE))
+    out = run_core_contract(PACKAGE, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_contract_check_catches_a_new_module_importing_rich(tmp_path: Path) -> None:
+    # A module nobody listed anywhere, importing rich lazily (as a quick debug print would): the check must fail.
+    pkg = tmp_path / "src" / "fakescope"
+    for sub in ("", "cli", "tui"):
+        (pkg / sub).mkdir(parents=True, exist_ok=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "cli" / "show.py").write_text("import rich\n")  # a view may
+    (pkg / "docs.py").write_text("def load():\n    return 1\n")
+    assert run_core_contract(pkg, tmp_path).returncode == 0
+    (pkg / "brand_new.py").write_text("def debug(x):\n    from rich import print\n    print(x)\n")
+    out = run_core_contract(pkg, tmp_path)
+    assert out.returncode != 0 and "fakescope.brand_new -> rich" in out.stdout, out.stdout + out.stderr

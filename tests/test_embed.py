@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from chunkscope.embed import CACHE_FILE, EmbedError, Embedder, EmbeddingCache, model_dimension, model_identity, text_sha
-from chunkscope.tokens import default_model_dir
+from chunkscope.paths import default_model_dir
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -99,14 +99,14 @@ def test_broken_model_files_fail_on_load_with_embed_error(tmp_path):
 @pytest.mark.model
 def test_embed_normalized_and_cached(embedder):
     texts = ["Lidar measures distance with laser pulses.", "Motors move the joints.", "Lidar measures distance with laser pulses."]
-    v1 = embedder.embed(texts)
+    e1 = embedder.embed(texts)
+    v1, s1 = e1.vectors, e1.stats
     assert v1.shape == (3, 384) and v1.dtype == np.float32
     assert np.allclose(np.linalg.norm(v1, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(v1[0], v1[2])
-    s1 = embedder.last_stats
     assert (s1.texts, s1.hits, s1.misses) == (3, 0, 2)  # the duplicate is embedded once
-    v2 = embedder.embed(texts[:2] + ["A new sentence about grippers."])
-    s2 = embedder.last_stats
+    e2 = embedder.embed(texts[:2] + ["A new sentence about grippers."])
+    v2, s2 = e2.vectors, e2.stats
     assert (s2.hits, s2.misses) == (2, 1)
     assert np.allclose(v2[:2], v1[:2], atol=1e-6)
     # The cached vector equals a fresh encode of the same text.
@@ -117,8 +117,8 @@ def test_embed_normalized_and_cached(embedder):
 def test_cache_survives_a_new_embedder(embedder):
     embedder.embed(["persisted sentence one"])
     fresh = Embedder(cache_dir=embedder.cache_dir)
-    fresh.embed(["persisted sentence one"])
-    assert (fresh.last_stats.hits, fresh.last_stats.misses) == (1, 0)
+    stats = fresh.embed(["persisted sentence one"]).stats
+    assert (stats.hits, stats.misses) == (1, 0)
     assert not fresh.loaded  # a cache hit never loads the model
     fresh.close()
 
@@ -126,10 +126,9 @@ def test_cache_survives_a_new_embedder(embedder):
 @pytest.mark.model
 def test_truncated_texts_are_counted(embedder):
     long = " ".join(f"word{i}" for i in range(400))  # far more than 256 word pieces
-    embedder.embed([long, "short text"])
-    assert embedder.last_stats.truncated == 1
-    embedder.embed([long])  # a cache hit still knows its length
-    assert embedder.last_stats.hits == 1 and embedder.last_stats.truncated == 1
+    assert embedder.embed([long, "short text"]).stats.truncated == 1
+    again = embedder.embed([long]).stats  # a cache hit still knows its length
+    assert again.hits == 1 and again.truncated == 1
 
 
 # --- the cache file -------------------------------------------------------------------------------------------
@@ -211,15 +210,44 @@ def test_two_processes_share_the_cache_safely(tmp_path):
 
 
 def test_stop_before_any_batch_raises_cancelled_without_loading(tmp_path):
-    import threading
+    from chunkscope.progress import CancelToken, Cancelled
 
-    from chunkscope.embed import Cancelled, stop_requested
-
-    stop = threading.Event()
-    assert stop_requested(None) is False and stop_requested(stop) is False and stop_requested(lambda: True) is True
-    stop.set()
+    cancel = CancelToken()
+    cancel.cancel()
     e = Embedder(cache_dir=tmp_path)
     with pytest.raises(Cancelled, match="0 of 2"):
-        e.embed(["one text", "another text"], should_stop=stop)
-    assert not e.loaded and e.last_stats.misses == 2
+        e.embed(["one text", "another text"], cancel=cancel)
+    assert not e.loaded and e.total_stats.misses == 2
     e.close()
+
+
+def test_cancel_token_polls_its_source_and_stays_cancelled():
+    from chunkscope.progress import CancelToken, Cancelled
+
+    asked = {"stale": False}
+    token = CancelToken(poll=lambda: asked["stale"])
+    assert not token.cancelled
+    token.raise_if_cancelled()  # nothing happens
+    asked["stale"] = True
+    assert token.cancelled
+    asked["stale"] = False
+    assert token.cancelled  # once cancelled, a token stays so
+    with pytest.raises(Cancelled, match="stopped here"):
+        token.raise_if_cancelled("stopped here")
+
+
+def test_progress_reports_rate_and_time_left_and_its_place_in_a_larger_job():
+    from chunkscope.progress import Phase, Progress
+
+    start = Progress(Phase.EMBED, 0, 100, unit="texts", started=0.0, label="recursive")
+    assert start.rate is None or start.done == 0
+    half = start.advanced(50, cached=10)
+    # 40 new texts over the elapsed time: the rate excludes the 10 that came from the cache.
+    assert half.rate == pytest.approx(40 / half.elapsed, rel=0.01)
+    assert half.seconds_left == pytest.approx(50 / half.rate, rel=0.01)
+    line = half.describe()
+    assert line.startswith("embedding recursive: 50/100 texts") and "10 cached" in line and "left" in line
+    whole = Progress(Phase.SWEEP, 2, 12, unit="configurations", label="chunk_size=256")
+    nested = half.within(whole).describe()
+    assert nested.startswith("sweeping 3/12 configurations (chunk_size=256)") and "embedding recursive" in nested
+    assert Progress(Phase.INDEX, 5, 5).seconds_left == 0.0

@@ -312,7 +312,7 @@ def test_evaluate_end_to_end(tmp_path, tree):
     try:
         results = evaluate(tree, [("h2", SectionsForTest(level=2)), ("h3", SectionsForTest(level=3))], queries,
                            ks=(1, 3), threshold=None, embedder=emb, store_factory=lambda label, s: store,
-                           on_progress=lambda d, t, s: progress.append((s["phase"], s["strategy"], d, t)), miss_k=3)
+                           on_progress=lambda p: progress.append((p.phase.name, p.label, p.done, p.total)), miss_k=3)
     finally:
         store.close()
         emb.close()
@@ -327,12 +327,14 @@ def test_evaluate_end_to_end(tmp_path, tree):
     assert mpc.relevant_chunks == 1 and mpc.reason in ("truncated", None)
     assert (mpc.reason is None) == mpc.hit  # ranked within 3 of 6 chunks by chance, or explained as truncated
     for r in results:
-        assert set(r.metrics) == {"hit@1", "hit@3", "mrr", "recall@1", "recall@3", "ndcg@1", "ndcg@3"}
+        assert set(r.metrics) == {"hit@1", "hit@3", "mrr", "recall@1", "recall@3", "ndcg@1", "ndcg@3",
+                                  "passage_recall@1", "passage_recall@3", "passage_precision@1",
+                                  "passage_precision@3", "passage_iou@1", "passage_iou@3", "precision_omega"}
         assert all(0.0 <= v <= 1.0 for v in r.metrics.values())
         assert r.metrics["hit@1"] <= r.metrics["hit@3"]
         assert r.metrics["hit@1"] == pytest.approx(sum(q.metrics["hit@1"] for q in r.per_query) / 4)
     json.dumps([r.to_dict() for r in results])  # JSON-ready
-    assert ("index", "h2", 6, 6) in progress and ("query", "h3", 4, 4) in progress
+    assert ("INDEX", "h2", 6, 6) in progress and ("EVALUATE", "h3", 4, 4) in progress
 
 
 # --- miss verdicts with overlapping chunks --------------------------------------------------------------------
@@ -457,3 +459,196 @@ def test_split_only_when_no_chunk_holds_the_passage_whole(overlap_tree):
     res = judge(q, region, doc, hits_for(pool, order), rel, ks=(1, 3), miss_k=3, depth=len(order))
     assert res.reason == "split" and res.rank == 5
     assert f"spans {len(rel)} chunks" in res.detail and "none holds it whole" in res.detail
+
+
+# --- passage-level metrics ------------------------------------------------------------------------------------
+
+
+def test_the_passage_is_the_body_without_the_heading_line(tree):
+    text = tree.get("sensors.md").text
+    r = resolve_region(tree, case("sensors.md", heading="Lidar"))
+    assert text[slice(*r.passage)] == "A lidar measures distance by timing laser pulses reflected from surfaces."
+    r = resolve_region(tree, case("sensors.md", anchor="cameras"))
+    body = text[slice(*r.passage)]  # its ### child belongs to the section's body
+    assert body.startswith("Cameras capture images") and body.endswith("the lens distortion.")
+    r = resolve_region(tree, case("sensors.md", text="recover   depth\nby"))
+    assert text[slice(*r.passage)] == "recover depth by"
+    r = resolve_region(tree, case("sensors.md"))
+    assert text[slice(*r.passage)] == text.strip()
+
+
+def test_passage_metrics_hand_computed(tree):
+    doc = tree.get("sensors.md")
+    chunks = SectionsForTest().chunk(doc)
+    # "# Sensors" (9 characters), "## Lidar\n\n" + the 73-character passage (83), "## Cameras … distortion." (172)
+    assert [len(c.text) for c in chunks] == [9, 83, 172]
+    q = case("sensors.md", heading="Lidar")
+    region = resolve_region(tree, q)
+    rel = relevant_of(chunks, doc, region)
+    m = judge(q, region, doc, hits_for(chunks, [2, 1, 0]), rel, ks=(1, 3), miss_k=3).metrics
+    # The top 1 is the Cameras chunk: no passage in it.
+    assert (m["passage_recall@1"], m["passage_precision@1"], m["passage_iou@1"]) == (0.0, 0.0, 0.0)
+    # The top 3 are every chunk: 73 passage characters of 172 + 83 + 9 = 264 retrieved.
+    assert m["passage_recall@3"] == 1.0
+    assert m["passage_precision@3"] == pytest.approx(73 / 264)
+    assert m["passage_iou@3"] == pytest.approx(73 / 264)
+    # Only the Lidar chunk touches the passage: 73 of its 83 characters, whatever the ranking.
+    assert m["precision_omega"] == pytest.approx(73 / 83)
+    # A chunk under the threshold is not retrieved text.
+    thr = judge(q, region, doc, hits_for(chunks, [1, 2], scores=[0.9, 0.5], threshold=0.7), rel, ks=(1, 3),
+                miss_k=3, threshold=0.7).metrics
+    assert thr["passage_precision@3"] == pytest.approx(73 / 83) and thr["passage_recall@3"] == 1.0
+
+
+def test_passage_metrics_in_the_models_word_pieces(tree):
+    from chunkscope.evaluate import passage_measure
+
+    tok = embed_tokenizer()
+    doc = tree.get("sensors.md")
+    chunks = SectionsForTest().chunk(doc)
+    q = case("sensors.md", heading="Lidar")
+    region = resolve_region(tree, q)
+    res = judge(q, region, doc, hits_for(chunks, [1]), relevant_of(chunks, doc, region), ks=(1,), miss_k=1,
+                measure=passage_measure("tokens", tree, tok))
+
+    def pieces(s: str) -> int:
+        return tok.count(s) - 2  # without [CLS] and [SEP]
+
+    passage = "A lidar measures distance by timing laser pulses reflected from surfaces."
+    expected = pieces(passage) / pieces(chunks[1].text)
+    assert res.metrics["passage_precision@1"] == pytest.approx(expected)
+    assert res.metrics["precision_omega"] == pytest.approx(expected)
+    assert expected != pytest.approx(73 / 83)  # a different count from characters
+    with pytest.raises(ValueError, match="expected one of chars, tokens"):
+        passage_measure("words")
+
+
+# --- shadowed: the answer ranked below a copy of itself -------------------------------------------------------
+
+PRISMATIC = "## Prismatic\n\nA prismatic joint slides along one axis, like a linear stage, and its variable is a length.\n"
+
+
+@pytest.fixture()
+def copy_tree(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "joints.md").write_text(OVERLAP_DOC, encoding="utf-8")
+    (root / "copy.md").write_text("# Copy\n\n" + PRISMATIC, encoding="utf-8")
+    (root / "other.md").write_text("# Other\n\n" + "\n\n".join(f"## Topic {i}\n\nUnrelated text {i}."
+                                                                 for i in range(6)) + "\n", encoding="utf-8")
+    return load_docs(root)
+
+
+def test_a_miss_outranked_by_a_copy_of_its_chunk_is_shadowed(copy_tree):
+    strat = SectionsForTest()
+    joints, copy, other = (strat.chunk(copy_tree.get(p)) for p in ("joints.md", "copy.md", "other.md"))
+    pool = joints + copy + other
+    doc = copy_tree.get("joints.md")
+    q = case("joints.md", heading="Prismatic")
+    region = resolve_region(copy_tree, q)
+    holder = next(c for c in joints if c.text.startswith("## Prismatic"))
+    twin = next(c for c in copy if c.text.startswith("## Prismatic"))
+    assert holder.text == twin.text
+    o = [pool.index(c) for c in other]
+    # The copy ranks 1st, the expected chunk 5th: its place within k went to its copy.
+    res = judge(q, region, doc, hits_for(pool, [pool.index(twin), o[0], o[1], o[2], pool.index(holder)]),
+                relevant_of(pool, doc, region), ks=(1, 3), miss_k=3, depth=5)
+    assert res.reason == "shadowed", res.detail
+    assert res.detail == "rank 5, score 0.950; a near-duplicate at copy.md:3 ranked 1 (same text)"
+    assert (res.expected.rank, res.expected.where, res.expected_whole) == (5, f"joints.md:{holder.start_line}", True)
+    assert [(c.rank, c.where, c.duplicate) for c in res.outranked_by] == [
+        (1, "copy.md:3", True), (2, f"other.md:{other[0].start_line}", False),
+        (3, f"other.md:{other[1].start_line}", False)]
+    assert res.outranked_count == 4
+    d = res.to_dict()
+    assert d["expected"]["rank"] == 5 and d["expected"]["whole"] is True
+    assert d["outranked_by"][0] == {"rank": 1, "score": 0.99, "path": "copy.md", "line": 3, "end_line": 5,
+                                    "start": twin.start, "end": twin.end, "kept": True, "duplicate": True}
+    # The copy ranked 4th, outside the places the expected chunk needed: an ordinary below-k miss, and the
+    # chunks listed above it are the three within k.
+    res = judge(q, region, doc, hits_for(pool, [o[0], o[1], o[2], pool.index(twin), pool.index(holder)]),
+                relevant_of(pool, doc, region), ks=(1, 3), miss_k=3, depth=5)
+    assert res.reason == "below-k" and [c.rank for c in res.outranked_by] == [1, 2, 3]
+    assert not any(c.duplicate for c in res.outranked_by) and res.outranked_count == 4
+
+
+def test_every_miss_names_its_chunk_and_what_outranked_it(overlap_tree):
+    chunks, others = overlap_pool(overlap_tree)
+    doc = overlap_tree.get("joints.md")
+    pool = chunks + others
+    # split: judged on the best-ranked part, which holds part of the passage.
+    q = case("joints.md", text="like a linear stage, and its variable is a length.\n\n## Spherical\n\nA spherical "
+                               "joint turns about three axes")
+    region = resolve_region(overlap_tree, q)
+    rel = relevant_of(chunks, doc, region)
+    order = [len(chunks) + i for i in range(4)] + [pool.index(rel[-1]), pool.index(rel[0])]
+    res = judge(q, region, doc, hits_for(pool, order), rel, ks=(1, 3), miss_k=3, depth=len(order))
+    assert res.reason == "split" and res.expected_whole is False
+    assert (res.expected.rank, res.expected.path, res.expected.start_line) == (5, "joints.md", rel[-1].start_line)
+    assert [c.rank for c in res.outranked_by] == [1, 2, 3] and res.outranked_count == 4
+    # absent: nothing to name.
+    q3 = case("other.md", text="Unrelated text 3.")
+    r3 = resolve_region(overlap_tree, q3)
+    absent = judge(q3, r3, overlap_tree.get("other.md"), hits_for(pool, [0, 1]), [], ks=(1, 3), miss_k=3)
+    assert absent.reason == "absent" and absent.expected is None and absent.outranked_by == []
+    # A hit has nothing to explain.
+    q4 = case("joints.md", heading="Fixed")
+    r4 = resolve_region(overlap_tree, q4)
+    found = judge(q4, r4, doc, hits_for(pool, [pool.index(section_chunk(chunks, "Fixed"))]),
+                  relevant_of(chunks, doc, r4), ks=(1,), miss_k=1)
+    assert found.hit and found.expected is None and "expected" not in found.to_dict()
+
+
+OWNERSHIP = ("Ownership is a set of rules that govern how a program manages memory. Each value has a single owner, "
+             "and when the owner goes out of scope the value is dropped and its memory is freed. Moving a value "
+             "transfers ownership to a new variable, and the old variable can no longer be used. Borrowing lets "
+             "code use a value through a reference without taking ownership of it.")
+
+
+@pytest.fixture()
+def ownership_tree(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "ownership.md").write_text(f"# Memory\n\n## Ownership\n\n{OWNERSHIP}\n", encoding="utf-8")
+    # The same paragraph under a heading closer to the question: a near-duplicate, not the same text.
+    (root / "appendix.md").write_text(f"# Appendix\n\n## Ownership rules\n\n{OWNERSHIP}\n", encoding="utf-8")
+    (root / "collections.md").write_text(
+        "# Collections\n\n## Vectors\n\nA vector stores a list of values of one type next to each other in memory.\n\n"
+        "## Strings\n\nA string is a growable, UTF-8 encoded sequence of bytes owned by its variable.\n",
+        encoding="utf-8")
+    return load_docs(root)
+
+
+@pytest.mark.model
+def test_shadowed_by_a_near_duplicate_found_by_the_models_vectors(tmp_path, ownership_tree):
+    queries = [QueryCase("ownership rules", Expect("ownership.md", heading="Ownership"), "q.jsonl", 1),
+               QueryCase("a growable sequence of bytes", Expect("collections.md", heading="Vectors"), "q.jsonl", 2)]
+    emb = Embedder(cache_dir=tmp_path / "emb")
+    store = Store(ownership_tree.root, path=tmp_path / "qdrant")
+    try:
+        deep, shallow = (evaluate(ownership_tree, [("h2", SectionsForTest(level=2))], queries, ks=(1,), embedder=emb,
+                                  store_factory=lambda label, s: store, miss_k=1, depth=depth)[0]
+                         for depth in (10, 1))
+        vectors = emb.embed([c.text for c in SectionsForTest(level=2).chunk(ownership_tree.get("appendix.md"))]
+                            + [c.text for c in SectionsForTest(level=2).chunk(ownership_tree.get("ownership.md"))]).vectors
+    finally:
+        store.close()
+        emb.close()
+    own, vec = deep.per_query
+    assert own.reason == "shadowed", own.detail
+    twin = own.outranked_by[0]
+    assert (twin.rank, twin.where, twin.duplicate) == (1, "appendix.md:3", True)
+    cosine = float(vectors[1] @ vectors[3])  # the two "## Ownership…" chunks, as the model embeds them
+    assert 0.95 <= cosine < 0.999 and twin.similarity == pytest.approx(cosine, abs=1e-5)
+    assert own.detail == f"rank 2, score {own.score:.3f}; a near-duplicate at appendix.md:3 ranked 1 (cosine {cosine:.3f})"
+    assert deep.reasons["shadowed"] == 1
+    # An unrelated chunk above it is no duplicate: an ordinary miss, with what outranked it.
+    assert vec.reason == "below-k" and vec.outranked_by and not any(c.duplicate for c in vec.outranked_by)
+    assert vec.outranked_by[0].where == "collections.md:7"  # ## Strings
+    assert vec.outranked_by[0].similarity is not None and vec.outranked_by[0].similarity < 0.95
+    # Searched one deep, the expected chunk has no rank; its score still comes from its vector, and it is the
+    # score Qdrant gave it in the deeper search.
+    unranked = shallow.per_query[1]
+    assert unranked.expected.rank is None and unranked.outranked_count is None
+    assert unranked.expected.score == pytest.approx(vec.expected.score, abs=1e-4)
+    assert f"not in the top 1 (score {unranked.expected.score:.3f})" == unranked.detail

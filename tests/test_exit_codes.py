@@ -135,7 +135,7 @@ def test_retrieval_commands_with_an_unreadable_file_exit_1_after_their_output(tm
 
 def test_a_stop_raised_by_the_core_is_an_interruption_not_an_unexpected_error(tmp_path, capsys, bow, monkeypatch):
     from chunkscope import evaluate as evaluate_mod
-    from chunkscope.embed import Cancelled
+    from chunkscope.progress import Cancelled
 
     def stopped(*args, **kwargs):
         raise Cancelled("evaluation stopped while indexing recursive")
@@ -201,8 +201,8 @@ def test_ctrl_c_during_eval_or_probe_exits_130_with_one_line(tmp_path, command):
     queries.write_text('{"query": "topic", "expect": {"path": "page001.md", "heading": "Topic 1.2"}}\n',
                        encoding="utf-8")
     argv = ["eval", str(root), str(queries)] if command == "eval" else ["probe", str(root)]
-    # Interrupt once the model works (the progress counts embedded chunks, or names the strategy's step), not while
+    # Interrupt once the model works (the progress says it is indexing, or names the strategy's step), not while
     # it loads.
-    rc, err = interrupt(argv, tmp_path / "cache", "embedded" if command == "eval" else "recursive: ")
+    rc, err = interrupt(argv, tmp_path / "cache", "indexing" if command == "eval" else "recursive: ")
     assert rc == 130, err[-2000:]
     assert "interrupted" in err and "Traceback" not in err and "unexpected" not in err

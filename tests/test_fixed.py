@@ -43,7 +43,7 @@ def check_chunks(doc: Document, chunks, size: int, encoding: str = "cl100k_base"
 
 def test_parameters() -> None:
     s = FixedStrategy()
-    assert s.params == {"chunk_size": 512, "chunk_overlap": 50, "encoding": "cl100k_base"}
+    assert s.params == {"chunk_size": 512, "chunk_overlap": 50, "encoding": "cl100k_base", "embed_prefix": "none"}
     assert s.limits() == Limits("cl100k_base", 512)
     with pytest.raises(ParamError, match="chunk_overlap"):
         get_strategy("fixed", chunk_size=10, chunk_overlap=10)

@@ -47,7 +47,7 @@ def test_registry_defaults_and_limits() -> None:
     assert isinstance(s, HeaderWindowStrategy)
     assert s.seed == "001"
     assert s.params == {"max_words": 800, "target_words": 600, "overlap_words": 100, "min_words": 200,
-                        "hard_max_words": 900, "lint_min_words": 100}
+                        "hard_max_words": 900, "lint_min_words": 100, "embed_prefix": "none"}
     assert s.length_tokenizer == "words"
     assert s.limits() == Limits("words", 900, 100, last_may_be_short=True)
     assert s.required_metadata == ("chapter", "section")

@@ -21,7 +21,7 @@ from chunkscope.chunk import Limits, Param, Span, Strategy, chunk_documents, str
 from chunkscope.cli import main
 from chunkscope.config import ConfigError, parse_config
 from chunkscope.docs import load_docs
-from chunkscope.lint import RULES, annotate_chunks, lint_settings, lint_tree
+from chunkscope.lint import RULES, annotate_chunks, annotate_results, lint_document, lint_settings, lint_tree, with_warnings
 from chunkscope.strategies.custom import load_callable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,10 +147,11 @@ def test_embed_truncation_names_pieces_and_first_unread_line():
     f = r.findings[0]
     c = r.chunks_by_path["embed-truncation.md"][0]
     tok = embed_tokenizer()
-    assert c.embed_tokens == tok.count(c.text) > 256
+    pieces = tok.count(c.text)
+    assert pieces > 256
     off = tok.truncation_offset(c.text)
     line = load_docs(FIXTURES / "embed-truncation.md").documents[0].line_of(c.start + off)
-    assert f"is {c.embed_tokens} word pieces" in f.message
+    assert f"is {pieces} word pieces" in f.message
     assert f"the text from line {line} on" in f.message
     assert 1 < line < c.end_line
 
@@ -175,7 +176,7 @@ def _weird_texts(n: int, seed: int = 0) -> list[str]:
 def test_fast_word_piece_counts_and_truncation_are_exact(sample_docs):
     """The run-cache counter agrees with the real tokenizer on awkward text and on real chunks."""
     from chunkscope.chunk import Chunk
-    from chunkscope.lint import _EmbedCheck
+    from chunkscope.lint.rules.embedding import EmbedCheck
     from chunkscope.tokens import embed_tokenizer
 
     tok = embed_tokenizer()
@@ -184,16 +185,15 @@ def test_fast_word_piece_counts_and_truncation_are_exact(sample_docs):
         tree = load_docs(sample_docs)
         texts += [c.text for r in chunk_documents(tree.documents, chunk_mod.get_strategy("fixed")) for c in r.chunks]
     for limit in (256, 40):
-        check = _EmbedCheck("all-MiniLM-L6-v2", limit)
+        check = EmbedCheck("all-MiniLM-L6-v2", limit)
         assert tok._by_runs  # MiniLM is BERT-style: the fast path is the one under test
         chunks = [Chunk("p", i, 0, len(t), 1, 1, t, 0) for i, t in enumerate(texts)]
-        check.count(chunks)
-        for c in chunks:
+        for c, n in zip(chunks, check.counts(chunks)):
             exact = len(tok._tok.encode(c.text).ids)  # the real tokenizer over the whole text
-            if c.embed_tokens is None:
+            if n is None:
                 assert exact <= limit  # skipped only when it cannot be truncated
                 continue
-            assert c.embed_tokens == exact, repr(c.text)
+            assert n == exact, repr(c.text)
             assert tok.truncation_offset(c.text, limit) == tok._truncation_by_encoding(c.text, limit), repr(c.text)
 
 
@@ -379,16 +379,25 @@ def test_duplicate_across_files_names_the_first(tmp_path):
     assert r.findings[0].message.endswith("at 01-a.md:1")
 
 
-def test_annotate_chunks_marks_warnings_once():
+def test_with_warnings_marks_copies_once_after_the_strategys_own():
     doc = load_docs(FIXTURES / "split-fence.md").documents[0]
     chunks = MarkerStrategy().chunk(doc)
     chunks[0].warnings.append("split-fence")  # as a strategy that knows it split a fence would
-    findings = annotate_chunks(doc, chunks, MarkerStrategy(), None)
-    assert [f.rule for f in findings] == ["split-fence"]
-    assert chunks[0].warnings == ["split-fence"]
+    findings = lint_document(doc, chunks, MarkerStrategy(), parse_config({"lint": {"thresholds": {"undersize": 500}}}))
+    assert [f.rule for f in findings] == ["undersize", "undersize", "split-fence"]
+    marked = with_warnings(chunks, findings)
+    assert [c.warnings for c in marked] == [["split-fence", "undersize"], ["undersize"]]
+    assert [c.warnings for c in chunks] == [["split-fence"], []]  # the caller's chunks are untouched
+    assert [c.warnings for c in with_warnings(marked, findings)] == [["split-fence", "undersize"], ["undersize"]]
+
+
+def test_annotate_chunks_still_marks_the_given_chunks_for_the_app():
+    """The deprecated in-place form the app's file view calls until it keeps `with_warnings`' copies."""
+    doc = load_docs(FIXTURES / "split-fence.md").documents[0]
+    chunks = MarkerStrategy().chunk(doc)
+    assert [f.rule for f in annotate_chunks(doc, chunks, MarkerStrategy(), None)] == ["split-fence"]
     annotate_chunks(doc, chunks, MarkerStrategy(), None)
-    assert chunks[0].warnings == ["split-fence"]
-    assert chunks[1].warnings == []
+    assert [c.warnings for c in chunks] == [["split-fence"], []]
 
 
 def test_lint_chunks_each_document_once(markers, monkeypatch):
@@ -554,15 +563,13 @@ def test_core_lint_imports_no_ui_library():
 @pytest.mark.parametrize("name", [n for n in strategy_names() if n != "custom"])
 def test_real_strategies_findings_agree_with_their_chunks(name, sample_docs):
     """Every finding points into its document at a real chunk, and oversize is exactly the over-budget chunks."""
-    if not sample_docs.is_dir():
-        pytest.skip("sample_docs/ is not there")
     tree = load_docs(sample_docs)
     strategy = chunk_mod.get_strategy(name)
     results = chunk_documents(tree.documents, strategy)
     report = lint_tree(tree, strategy, None, results=results)
     lim = strategy.limits()
     budget_for = getattr(strategy, "budget_for", None)
-    for r in results:
+    for r in annotate_results(results, report):
         lines = r.doc.text.count("\n") + 1
         mine = [f for f in report.findings if f.path == r.doc.path]
         for f in mine:
@@ -578,12 +585,11 @@ def test_real_strategies_findings_agree_with_their_chunks(name, sample_docs):
     assert report.errors == sum(1 for f in report.findings if f.severity == "error")
 
 
-def test_lint_tree_stops_between_documents_when_asked(sample_docs):
-    """The app's tree worker passes ``should_stop``: a stale run ends early instead of linting every file."""
-    from chunkscope.lint import LintCancelled
+def test_lint_tree_stops_between_documents_when_cancelled(sample_docs):
+    """The app's tree worker passes a `CancelToken` polling the worker: a stale run ends early instead of linting
+    every file, with the one `Cancelled` every long task raises."""
+    from chunkscope.progress import CancelToken, Cancelled
 
-    if not sample_docs.is_dir():
-        pytest.skip("sample_docs/ is not there")
     tree = load_docs(sample_docs)
     asked: list[int] = []
 
@@ -591,7 +597,7 @@ def test_lint_tree_stops_between_documents_when_asked(sample_docs):
         asked.append(1)
         return len(asked) >= 3
 
-    with pytest.raises(LintCancelled):
-        lint_tree(tree, chunk_mod.get_strategy("recursive"), None, should_stop=stop_at_third)
+    with pytest.raises(Cancelled):
+        lint_tree(tree, chunk_mod.get_strategy("recursive"), None, cancel=CancelToken(poll=stop_at_third))
     assert len(asked) == 3  # checked once per document, and not past the stop
-    assert lint_tree(tree, chunk_mod.get_strategy("recursive"), None, should_stop=lambda: False).findings
+    assert lint_tree(tree, chunk_mod.get_strategy("recursive"), None, cancel=CancelToken()).findings

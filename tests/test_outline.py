@@ -100,7 +100,7 @@ def test_an_unparsed_plain_document_is_scanned_and_never_parsed() -> None:
     d = doc_of("# Title\n\nText.\n\n## Part `two`\n\n```rust\n# not a heading\n```\n")
     o = d.outline
     assert o.source == "fast"
-    assert "structure" not in d.cache
+    assert not d.analysis.structure_parsed
     assert [(h.level, h.text, h.anchor, h.path) for h in o.headings] == [
         (1, "Title", "title", ("Title",)), (2, "Part two", "part-two", ("Title", "Part two"))]
     start = d.text.index("```rust")
@@ -113,7 +113,7 @@ def test_chunking_with_recursive_or_fixed_never_parses() -> None:
     for name in ("recursive", "fixed"):
         d = doc_of(text)
         chunks = get_strategy(name, chunk_size=100, chunk_overlap=10).chunk(d)
-        assert chunks and "structure" not in d.cache
+        assert chunks and not d.analysis.structure_parsed
         assert d.outline.source == "fast"
 
 
@@ -164,10 +164,10 @@ def test_line_of_and_heading_path_agree_with_the_structure() -> None:
     assert o.headings[2].start == text.index("> ###")  # a quote's heading starts at its ">" like the Block
 
 
-def test_document_line_of_uses_the_outline() -> None:
+def test_document_line_of_needs_no_parse() -> None:
     d = doc_of("a\nb\r\nc\rd")
     assert [d.line_of(i) for i in range(len(d.text))] == [1, 1, 2, 2, 2, 3, 3, 4]
-    assert "structure" not in d.cache
+    assert not d.analysis.structure_parsed
 
 
 # --- generated Markdown: fast-or-fallback == derived, always ------------------------------------------------------

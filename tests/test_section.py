@@ -260,7 +260,7 @@ def test_properties_on_generated_markdown(text: str, budget: int, overlap: int, 
 def test_overlap_end_is_the_same_from_the_outline_and_from_the_full_parse(text: str, overlap: int) -> None:
     """Without a parse the overlap is bounded by the outline's fences; it must agree with the parsed blocks."""
     fresh, parsed = mkdoc(text), mkdoc(text)
-    assert parsed.structure is not None and "structure" not in fresh.cache
+    assert parsed.structure is not None and not fresh.analysis.structure_parsed
     heads = [h for h in parsed.structure.headings if h.start >= parsed.body_start]
     bounds = [*(h.start for h in heads), len(text)]
     for i in range(len(bounds) - 2):
@@ -279,7 +279,7 @@ def test_overlap_end_needs_no_parse_when_only_fences_can_be_cut() -> None:
     end = overlap_end(fresh, get_tokenizer("cl100k_base").counter(fresh), 0, heads[1].start - 2, heads[1].start,
                       len(text), 50, None, heads[1])
     assert text[:end].endswith("B starts here.")
-    assert "structure" not in fresh.cache, "the outline's fences were enough"
+    assert not fresh.analysis.structure_parsed, "the outline's fences were enough"
 
 
 def _check_tree(root: Path) -> int:

@@ -15,7 +15,8 @@ import pytest
 
 from chunkscope.chunk import Chunk, ParamError
 from chunkscope.cli.parsing import parse_filters
-from chunkscope.embed import Embedder, EmbedStats
+from chunkscope.embed import Embedded, Embedder, EmbedStats
+from chunkscope.progress import CancelToken
 from chunkscope.store import (
     BATCH,
     Store,
@@ -37,17 +38,16 @@ class FakeEmbedder:
 
     def __init__(self) -> None:
         self.seen: list[str] = []
-        self.last_stats = EmbedStats()
 
     def vector(self, text: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
         v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
         return v / np.linalg.norm(v)
 
-    def embed(self, texts, on_progress=None, should_stop=None, token_counts=None) -> np.ndarray:
+    def embed(self, texts, *, on_progress=None, cancel=None, token_counts=None, label="") -> Embedded:
         self.seen.extend(texts)
-        self.last_stats = EmbedStats(texts=len(texts), misses=len(texts))
-        return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        vecs = np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        return Embedded(vecs, EmbedStats(texts=len(texts), misses=len(texts)))
 
 
 def make_chunks(path: str, texts: list[str], **meta) -> list[Chunk]:
@@ -62,9 +62,13 @@ def make_chunks(path: str, texts: list[str], **meta) -> list[Chunk]:
 @pytest.fixture()
 def store(tmp_path):
     s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
-    s.use("test", FakeEmbedder(), {"size": 1})
     yield s
     s.close()
+
+
+def coll(store: Store) -> str:
+    """The collection the tests below write to (`Store.use` is idempotent: the same name every call)."""
+    return store.use("test", FakeEmbedder(), {"size": 1})
 
 
 # --- names ----------------------------------------------------------------------------------------------------
@@ -131,20 +135,20 @@ def test_filters_parse_ints_and_strings():
 def test_sync_is_idempotent_and_deletes_vanished_chunks(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["alpha text", "beta text", "gamma text"]) + make_chunks("b.md", ["delta text"])
-    r1 = store.sync(chunks, emb)
+    r1 = store.sync(chunks, emb, coll(store))
     assert (r1.upserted, r1.unchanged, r1.deleted, r1.embedded) == (4, 0, 0, 4)
-    assert store.count() == 4
-    r2 = store.sync(chunks, emb)
+    assert store.count(coll(store)) == 4
+    r2 = store.sync(chunks, emb, coll(store))
     assert (r2.upserted, r2.unchanged, r2.deleted, r2.embedded) == (0, 4, 0, 0)
-    assert store.count() == 4
+    assert store.count(coll(store)) == 4
     # Edit: "beta" changes, "gamma" disappears, a new chunk appears.
     edited = make_chunks("a.md", ["alpha text", "beta text, revised"]) + make_chunks("b.md", ["delta text", "epsilon"])
     emb.seen.clear()
-    r3 = store.sync(edited, emb)
-    assert store.count() == 4
+    r3 = store.sync(edited, emb, coll(store))
+    assert store.count(coll(store)) == 4
     assert r3.deleted == 2  # old beta and gamma
     assert sorted(emb.seen) == ["beta text, revised", "epsilon"]
-    ids = set(store.point_sigs())
+    ids = set(store.point_sigs(coll(store)))
     assert ids == {point_id(c.path, c.start, c.end, c.text, owner_key(store.docs_root)) for c in edited}
 
 
@@ -154,15 +158,15 @@ def test_truncated_counts_every_chunk_of_the_collection_not_only_those_written(s
     chunks = make_chunks("a.md", ["short", "one two three four five six seven", "also short"])
     for c, n in zip(chunks, (1, 9, 2)):
         c.embed_tokens = n
-    assert store.sync(chunks, emb).truncated == 1
-    again = store.sync(chunks, emb)
+    assert store.sync(chunks, emb, coll(store)).truncated == 1
+    again = store.sync(chunks, emb, coll(store))
     assert (again.upserted, again.truncated) == (0, 1)  # nothing written, still one chunk the model cuts short
 
 
 def test_local_collection_writes_through_wal(store, tmp_path):
     import sqlite3
 
-    store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder())
+    store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store))
     files = list((tmp_path / "qdrant").rglob("storage.sqlite"))
     assert len(files) == 1
     with sqlite3.connect(files[0]) as conn:  # journal_mode=WAL is stored in the file itself
@@ -172,60 +176,58 @@ def test_local_collection_writes_through_wal(store, tmp_path):
 def test_payload_change_rewrites_point_without_duplicate(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["one", "two"])
-    store.sync(chunks, emb, extra=lambda c: {"citation": "old"})
-    r = store.sync(chunks, emb, extra=lambda c: {"citation": "new"})
+    store.sync(chunks, emb, coll(store), extra=lambda c: {"citation": "old"})
+    r = store.sync(chunks, emb, coll(store), extra=lambda c: {"citation": "new"})
     assert (r.upserted, r.unchanged) == (2, 0)
-    assert store.count() == 2
-    hit = store.search(emb.vector("one"), k=1)[0]
+    assert store.count(coll(store)) == 2
+    hit = store.search(emb.vector("one"), k=1, collection=coll(store))[0]
     assert hit.citation == "new" and hit.metadata == {"part": 0}
 
 
 def test_cancelled_sync_is_consistent_and_next_run_completes(store):
     emb = FakeEmbedder()
     old = make_chunks("old.md", ["stale one", "stale two"])
-    store.sync(old, emb)
+    store.sync(old, emb, coll(store))
     chunks = make_chunks("a.md", [f"chunk number {i}" for i in range(2 * BATCH + 10)])
-    calls = []
-
-    def stop_after_first_batch() -> bool:
-        calls.append(1)
-        return len(calls) > 1
-
+    cancel = CancelToken()
     progress = []
-    r = store.sync(chunks, emb, on_progress=lambda d, t, s: progress.append((d, t)), should_stop=stop_after_first_batch)
+
+    def on_progress(p) -> None:
+        progress.append((p.done, p.total))
+        if p.done >= BATCH:
+            cancel.cancel()  # stop after the first batch
+
+    r = store.sync(chunks, emb, coll(store), on_progress=on_progress, cancel=cancel)
     assert r.cancelled and r.upserted == BATCH and r.deleted == 0
-    assert store.count() == BATCH + 2  # the first batch, and the stale points kept until a full sync
+    assert store.count(coll(store)) == BATCH + 2  # the first batch, and the stale points kept until a full sync
     assert progress[0] == (0, len(chunks)) and progress[-1] == (BATCH, len(chunks))
-    r2 = store.sync(chunks, emb)
+    r2 = store.sync(chunks, emb, coll(store))
     assert not r2.cancelled
     assert (r2.unchanged, r2.upserted, r2.deleted) == (BATCH, len(chunks) - BATCH, 2)
-    assert store.count() == len(chunks)
+    assert store.count(coll(store)) == len(chunks)
 
 
-def test_sync_stops_on_a_threading_event(store):
-    import threading
-
-    stop = threading.Event()
-    stop.set()
-    r = store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), should_stop=stop)
-    assert r.cancelled and r.upserted == 0 and store.count() == 0
-    stop.clear()
-    assert store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), should_stop=stop).upserted == 2
+def test_sync_cancelled_before_the_first_batch_writes_nothing(store):
+    cancel = CancelToken()
+    cancel.cancel()
+    r = store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store), cancel=cancel)
+    assert r.cancelled and r.upserted == 0 and store.count(coll(store)) == 0
+    assert store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store), cancel=CancelToken()).upserted == 2
 
 
 def test_search_marks_hits_under_threshold_and_filters(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["red", "green", "blue"], chapter=1) + make_chunks("b.md", ["cyan"], chapter=2)
-    store.sync(chunks, emb)
+    store.sync(chunks, emb, coll(store))
     q = emb.vector("green")
-    hits = store.search(q, k=4, threshold=0.99)
+    hits = store.search(q, k=4, threshold=0.99, collection=coll(store))
     assert [h.rank for h in hits] == [1, 2, 3, 4]
     assert hits[0].text == "green" and hits[0].kept and hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert all(not h.kept for h in hits[1:])  # returned, but flagged as filtered out by the threshold
     assert all(hits[i].score >= hits[i + 1].score for i in range(3))
-    assert [h.path for h in store.search(q, k=4, filters={"chapter": "2"})] == ["b.md"]
-    assert {h.path for h in store.search(q, k=4, filters={"path": "a.md"})} == {"a.md"}
-    assert store.search(q, k=4, filters={"chapter": "7"}) == []
+    assert [h.path for h in store.search(q, k=4, filters={"chapter": "2"}, collection=coll(store))] == ["b.md"]
+    assert {h.path for h in store.search(q, k=4, filters={"path": "a.md"}, collection=coll(store))} == {"a.md"}
+    assert store.search(q, k=4, filters={"chapter": "7"}, collection=coll(store)) == []
     d = hits[0].to_dict()
     for key in ("rank", "score", "path", "start", "end", "start_line", "heading_path", "citation", "url", "text"):
         assert key in d
@@ -237,14 +239,14 @@ def test_local_filter_fast_path_equals_qdrant_filter(store):
         make_chunks("b.md", [f"code {i}" for i in range(150)], kind="code")
     for c in chunks:
         c.metadata["flag"] = c.index % 7 == 0
-    store.sync(chunks, emb)
+    store.sync(chunks, emb, coll(store))
     cases = [{"kind": "prose"}, {"path": "b.md"}, {"part": "3"}, {"part": "3", "kind": "code"}, {"flag": "true"},
              {"heading_path": "Part 5"}, {"kind": "nothing"}, {"part": 1}]
     for i, filters in enumerate(cases):
         q = emb.vector(f"query {i}")
         for k in (1, 5, 30):
-            got = [(h.id, round(h.score, 6)) for h in store.search(q, k, filters=filters)]
-            exact = store.client.query_points(store.collection, query=q.tolist(), limit=k,
+            got = [(h.id, round(h.score, 6)) for h in store.search(q, k, filters=filters, collection=coll(store))]
+            exact = store.client.query_points(coll(store), query=q.tolist(), limit=k,
                                               query_filter=build_filter(filters)).points
             assert got == [(str(p.id), round(p.score, 6)) for p in exact], (filters, k)
 
@@ -280,12 +282,6 @@ def test_url_and_path_together_are_refused(tmp_path):
         Store(tmp_path, url="http://127.0.0.1:9", path=tmp_path / "q")
 
 
-def test_search_without_collection_is_an_error(tmp_path):
-    with Store(tmp_path, path=tmp_path / "q") as s:
-        with pytest.raises(StoreError, match="no collection"):
-            s.search([0.0] * 4, 3)
-
-
 # --- with the real model --------------------------------------------------------------------------------------
 
 
@@ -305,14 +301,14 @@ def test_real_model_index_query_and_cache(tmp_path, real_embedder):
     ]
     chunks = make_chunks("robots.md", texts)
     with Store(tmp_path, path=tmp_path / "q") as s:
-        s.use("test", real_embedder, {})
-        r1 = s.sync(chunks, real_embedder)
+        name = s.use("test", real_embedder, {})
+        r1 = s.sync(chunks, real_embedder, name)
         assert (r1.embedded, r1.upserted) == (3, 3)
-        hits = s.search(real_embedder.embed_query("How does a lidar sensor measure range?"), k=3)
+        hits = s.search(real_embedder.embed_query("How does a lidar sensor measure range?"), k=3, collection=name)
         assert hits[0].text == texts[0]
-        s.drop()
-        s.use("test", real_embedder, {})
-        r2 = s.sync(chunks, real_embedder)  # a fresh collection, but every vector comes from the cache
+        s.drop(name)
+        name = s.use("test", real_embedder, {})
+        r2 = s.sync(chunks, real_embedder, name)  # a fresh collection, but every vector comes from the cache
         assert (r2.embedded, r2.cached, r2.upserted) == (0, 3, 3)
 
 
@@ -342,16 +338,16 @@ def test_server_path_runs_the_same_sync_and_search(tmp_path, monkeypatch):
         assert made == [{"url": "https://qdrant.example:6333", "api_key": "k-123", "timeout": 3,
                          "check_compatibility": False}]
         emb = FakeEmbedder()
-        s.use("test", emb, {"size": 1})
+        name = s.use("test", emb, {"size": 1})
         chunks = make_chunks("a.md", ["red", "green", "blue"], chapter=1) + make_chunks("b.md", ["cyan"], chapter=2)
-        r1 = s.sync(chunks, emb)
-        assert (r1.upserted, r1.deleted) == (4, 0) and s.count() == 4
-        assert s.sync(chunks, emb).unchanged == 4  # re-index: nothing written
+        r1 = s.sync(chunks, emb, name)
+        assert (r1.upserted, r1.deleted) == (4, 0) and s.count(name) == 4
+        assert s.sync(chunks, emb, name).unchanged == 4  # re-index: nothing written
         fewer = chunks[:2] + chunks[3:]
-        assert s.sync(fewer, emb).deleted == 1 and s.count() == 3
-        hits = s.search(emb.vector("green"), k=3, threshold=0.99)
+        assert s.sync(fewer, emb, name).deleted == 1 and s.count(name) == 3
+        hits = s.search(emb.vector("green"), k=3, threshold=0.99, collection=name)
         assert hits[0].text == "green" and hits[0].kept and not any(h.kept for h in hits[1:])
-        assert [h.path for h in s.search(emb.vector("green"), k=3, filters={"chapter": "2"})] == ["b.md"]
+        assert [h.path for h in s.search(emb.vector("green"), k=3, filters={"chapter": "2"}, collection=name)] == ["b.md"]
 
 
 def test_server_without_api_key_passes_none(tmp_path, monkeypatch):
@@ -373,8 +369,8 @@ def test_the_storage_estimate_is_the_size_of_what_the_store_writes(store):
     chunks = make_chunks("a.md", ["one", "two words", "ünïcode ✓"])
     est = storage_estimate(chunks, dim=1)  # counts the embedder's tokens, as indexing does before it writes
     assert all(c.embed_tokens is not None for c in chunks)
-    store.sync(chunks, FakeEmbedder())
-    points, _ = store.client.scroll(store.collection, limit=100, with_payload=True)
+    store.sync(chunks, FakeEmbedder(), coll(store))
+    points, _ = store.client.scroll(coll(store), limit=100, with_payload=True)
     assert len(points) == 3
     assert est.payload_bytes == sum(payload_bytes(p.payload) for p in points)
     assert (est.vectors, est.vector_bytes) == (3, 3 * 4)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chunkscope.progress import CancelToken
 from chunkscope.config import ConfigError, parse_config
 from chunkscope.docs import load_docs
 from chunkscope.retrieval import Retriever
@@ -320,7 +321,7 @@ def test_the_app_opens_the_server_QDRANT_URL_names(monkeypatch, tmp_path, server
     monkeypatch.setenv("QDRANT_URL", "http://from-env:6333")
     cfg = parse_config({})
     session = _session(write_docs(tmp_path / "docs", TREE_A), cfg)
-    session.index(resolve_strategy(cfg, "section"), lambda *a: None, lambda: False)
+    session.index(resolve_strategy(cfg, "section"), lambda p: None, CancelToken())
     assert server == ["http://from-env:6333"]
 
 
@@ -331,13 +332,13 @@ def test_rebuilding_in_the_app_on_one_file_keeps_the_rest_of_its_tree(tmp_path):
     cfg = parse_config({"qdrant": {"path": str(tmp_path / "q")}})
     resolved = resolve_strategy(cfg, "section")
     whole = _session(root, cfg)
-    whole.index(resolved, lambda *a: None, lambda: False)
+    whole.index(resolved, lambda p: None, CancelToken())
     everything = whole.retriever(resolved).store.count(whole.retriever(resolved).collection)
     whole.close()
     one = _session(root / "ch01.md", cfg)
-    assert one.index(resolved, lambda *a: None, lambda: False).deleted == 0
+    assert one.index(resolved, lambda p: None, CancelToken()).deleted == 0
     one.forget(resolved)  # "index: rebuild"
-    report = one.index(resolved, lambda *a: None, lambda: False)
+    report = one.index(resolved, lambda p: None, CancelToken())
     assert report.upserted == len(one.retriever(resolved).chunks)
     assert one.retriever(resolved).store.count(one.retriever(resolved).collection) == everything
     one.close()

@@ -169,15 +169,17 @@ def test_import_contract_holds() -> None:
 
 @given(parts=st.lists(texts, min_size=1, max_size=6))
 @settings(max_examples=150, deadline=None)
-def test_prepared_batches_give_each_document_its_own_tokens(parts: list[str]) -> None:
-    """`prepare` encodes documents joined at clean cuts: each one's offsets must equal its own encoding's."""
+def test_prepared_documents_get_their_own_tokens(parts: list[str]) -> None:
+    """`prepare` encodes documents on the encoder thread: each one's offsets must equal its own encoding's."""
     from chunkscope.tokens import prepare, token_offsets
 
     docs = [decode_document(p.encode(), f"d{i}.md")[0] for i, p in enumerate(parts)]
     prepare(docs, "cl100k_base")
     tok = get_tokenizer("cl100k_base")
     for d in docs:
+        assert d.analysis.offsets_pending("cl100k_base") == bool(d.text)  # nothing to encode in an empty one
         c = tok.counter(d)
+        assert not d.analysis.offsets_pending("cl100k_base")  # the counter took the offsets over
         assert list(c.starts) == list(token_offsets("cl100k_base", d.text))
         if d.text:
             assert c.count(0, len(d.text)) == len(tok.encoding.encode_ordinary(d.text))
@@ -194,7 +196,80 @@ def test_prepared_corpus_offsets_match_fresh_encodes(corpus) -> None:
         assert list(tok.counter(d).starts) == list(token_offsets("o200k_base", d.text)), d.path
 
 
-_NUMPY_PROBE = r"""
+# --- tiktoken through its public API only -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_offline_encodings_are_tiktokens_own(name: str, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle: tiktoken's own constructor for the encoding, fed the same rank file through tiktoken's cache,
+    gives the pattern, special tokens and ranks chunkscope builds the encoding from."""
+    import tiktoken_ext.openai_public as public
+
+    from chunkscope.tokens import populate_tiktoken_cache, tiktoken_constructor_args
+
+    def no_network(*a, **k):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    populate_tiktoken_cache(tmp_path)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    theirs = public.ENCODING_CONSTRUCTORS[name]()
+    ours = tiktoken_constructor_args(name)
+    assert ours["pat_str"] == theirs["pat_str"]
+    assert ours["special_tokens"] == theirs["special_tokens"]
+    assert ours["mergeable_ranks"] == theirs["mergeable_ranks"]
+
+
+def test_encodings_are_built_without_touching_tiktoken_ext(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another library's module is never patched, not even for a moment (a host application using tiktoken in
+    another thread would see the patch)."""
+    import types
+
+    import tiktoken_ext.openai_public as public
+
+    from chunkscope import tokens
+
+    writes: list[str] = []
+
+    class Watched(types.ModuleType):
+        def __setattr__(self, name: str, value: object) -> None:
+            writes.append(name)
+            super().__setattr__(name, value)
+
+    monkeypatch.setattr(public, "__class__", Watched)
+    writes.clear()  # monkeypatch's own assignment went through the watch
+    tokens.tiktoken_encoding.cache_clear()
+    try:
+        for name in ("cl100k_base", "o200k_base"):
+            tokens.tiktoken_encoding(name)
+    finally:
+        tokens.tiktoken_encoding.cache_clear()
+    assert writes == []
+
+
+# --- no process-wide state ---------------------------------------------------------------------------------------
+
+
+def test_chunking_leaves_the_switch_interval_alone() -> None:
+    """A host application calling chunkscope must find the interpreter as it left it, during the call too."""
+    from chunkscope.chunk import chunk_documents, get_strategy
+
+    seen: list[float] = []
+
+    class Spy(type(get_strategy("recursive"))):
+        def spans(self, doc):
+            seen.append(sys.getswitchinterval())
+            return super().spans(doc)
+
+    before = sys.getswitchinterval()
+    docs = [decode_document(f"# Part {i}\n\nSome words about part {i}.\n".encode(), f"p{i}.md")[0] for i in range(3)]
+    results = chunk_documents(docs, Spy())
+    assert all(r.chunks for r in results)
+    assert seen == [before] * 3
+    assert sys.getswitchinterval() == before
+
+
+_ENV_AT_NUMPY_IMPORT = r"""
 import os, sys
 seen = []
 
@@ -206,56 +281,19 @@ class Probe:
         return None
 
 sys.meta_path.insert(0, Probe())
-from chunkscope.numpy_import import numpy
-np = numpy()
-assert np is sys.modules["numpy"] and numpy() is np
-print(seen[0], os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+from chunkscope.chunk import chunk_documents, get_strategy
+from chunkscope.docs import Document
+assert "numpy" not in sys.modules
+chunk_documents([Document.from_text("# A\n\nSome text.\n")], get_strategy("recursive"))
+assert "numpy" in sys.modules, "the probe must see numpy's import"
+print(seen[0])
 """
 
 
-@pytest.mark.parametrize("user_value, expected", [(None, "4 None"), ("20", "20 20")])
-def test_numpy_is_imported_with_a_short_blas_poll_and_the_environment_restored(user_value, expected) -> None:
+def test_numpy_is_imported_with_the_environment_as_the_user_left_it() -> None:
     import os
 
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")}
-    if user_value is not None:
-        env["OPENBLAS_THREAD_TIMEOUT"] = user_value  # the user's choice is never overridden
-    out = subprocess.run([sys.executable, "-c", _NUMPY_PROBE], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == expected.split()
-
-
-def test_quick_gil_handoff_nests_and_restores_the_switch_interval() -> None:
-    from chunkscope.tokens import quick_gil_handoff
-
-    before = sys.getswitchinterval()
-    with quick_gil_handoff():
-        inside = sys.getswitchinterval()
-        with quick_gil_handoff():
-            assert sys.getswitchinterval() == inside
-        assert sys.getswitchinterval() == inside  # the inner exit leaves the outer run's interval alone
-    assert inside < before
-    assert sys.getswitchinterval() == before
-
-
-def test_encoder_thread_makes_the_first_search_of_a_new_encoding() -> None:
-    """tiktoken's regex keeps its fast path for the first thread that searches with it: that must be the thread
-    that does the bulk encodes (see `tiktoken_encoding`)."""
-    import threading
-
-    from chunkscope import tokens
-
-    seen: list[str] = []
-    original = tokens._encode_buffer
-
-    def spy(enc, text):
-        seen.append(threading.current_thread().name)
-        return original(enc, text)
-
-    tokens.tiktoken_encoding.cache_clear()
-    try:
-        tokens._encode_buffer = spy
-        tokens.tiktoken_encoding("cl100k_base")
-    finally:
-        tokens._encode_buffer = original
-        tokens.tiktoken_encoding.cache_clear()
-    assert seen == ["chunkscope-encoder"]
+    out = subprocess.run([sys.executable, "-c", _ENV_AT_NUMPY_IMPORT], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["None"]

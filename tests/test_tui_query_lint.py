@@ -9,6 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from chunkscope.progress import Phase, Progress
+
 from chunkscope import chunk as chunk_mod
 from chunkscope.chunk import strategy_available, strategy_names
 from chunkscope.config import parse_config
@@ -71,14 +73,14 @@ class FakeSearch:
         self.index_gate: threading.Event | None = None
         self.index_started = threading.Event()
 
-    def index(self, resolved, on_progress, should_stop):
+    def index(self, resolved, on_progress, cancel):
         self.indexed_calls.append(resolved.label)
         self.index_started.set()
         if self.index_gate is not None:
-            stats = {"embedded": 0, "cached": 0, "unchanged": 0}
-            on_progress(0, 10, stats)  # as the store does before its first batch, while the model loads
+            started = Progress(Phase.INDEX, 0, 10, unit="points", label=resolved.label)
+            on_progress(started)  # as the store does before its first batch, while the model loads
             self.index_gate.wait(10)
-            on_progress(10, 10, {**stats, "embedded": 10})
+            on_progress(started.advanced(10))
         self.session.indexed.add(resolved.fingerprint())
         return SimpleNamespace(cancelled=False, upserted=1, chunks=1, seconds=0.0, embedded=1, cached=0,
                                unchanged=0, truncated=0)
@@ -279,8 +281,7 @@ async def test_lint_filter_narrows_the_list_to_one_rule_and_enter_jumps_within_i
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
         ex, report = app.explorer, app.explorer.tree_result.lint
-        if report is None:
-            pytest.skip("lint is not available in this build")
+        assert report is not None, ex.tree_result.lint_error  # lint is part of every build: None is a failure
         by_rule = Counter(f.rule for f in report.findings)
         assert len(by_rule) > 1, "sample_docs should give findings of several rules with the default strategy"
         pane, findings = await open_lint_pane(pilot, app)
@@ -321,8 +322,7 @@ async def test_lint_errors_only_hides_warnings_and_recounts_the_rules():
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
         report = app.explorer.tree_result.lint
-        if report is None:
-            pytest.skip("lint is not available in this build")
+        assert report is not None, app.explorer.tree_result.lint_error  # lint is part of every build
         pane, findings = await open_lint_pane(pilot, app)
         errors = [f for f in report.findings if f.severity == "error"]
         await pilot.press("E")

@@ -19,6 +19,7 @@ from chunkscope.chunk import Param, ParamError, Span, Strategy, get_strategy
 from chunkscope.cli.parsing import parse_grid, parse_levels
 from chunkscope.config import ResolvedStrategy, parse_config
 from chunkscope.docs import load_docs
+from chunkscope.progress import CancelToken
 from chunkscope.embed import Embedder
 from chunkscope.evaluate import Expect, QueryCase
 from chunkscope.store import Store, collection_name, owner_key
@@ -216,7 +217,7 @@ def test_probe_finds_the_strategy_that_cuts_headings_off(probe_tree, splitter, s
                   ("split", get_strategy("custom", callable=splitter))]
     seen = []
     res = probe(probe_tree, strategies, k=1, embedder=emb, store=store,
-                on_progress=lambda done, total, st: seen.append((done, total, st["phase"])))
+                on_progress=lambda p: seen.append(((p.outer or p).done, (p.outer or p).total, p.phase.name)))
     assert not res.cancelled
     by_label = {o.label: o for o in res.outcomes}
     queries = [s.query for s in res.sections]
@@ -232,7 +233,7 @@ def test_probe_finds_the_strategy_that_cuts_headings_off(probe_tree, splitter, s
     assert {s.query for s in res.missed_only_by("split")} == set(queries) - {"Radar"}
     assert res.missed_only_by("sections") == []
     # Progress: strategies done of 2, ending at 2.
-    assert seen[-1][:2] == (2, 2) and {p for *_, p in seen} >= {"embed", "index", "query", "done"}
+    assert seen[-1] == (2, 2, "PROBE") and {p for *_, p in seen} >= {"EMBED", "INDEX", "EVALUATE"}
     d = res.to_dict()
     json.dumps(d)
     assert d["queries"] == 6 and d["missed_by_all"] == [{"path": "sensors.md", "line": line_of(SENSORS, "## Radar"),
@@ -387,19 +388,20 @@ def test_sweep_progress_and_stop(window_tree, store, tmp_path):
     ps = probe_sections(window_tree)
     calls = []
     sweep(window_tree, LineWindows, {"lines": [1, 2, 50]}, ps, embedder=BowEmbedder(tmp_path / "emb"), store=store,
-          on_progress=lambda done, total, st: calls.append((done, total, st["phase"])))
-    assert calls[-1] == (3, 3, "finished")
+          on_progress=lambda p: calls.append(((p.outer or p).done, (p.outer or p).total, p.phase.name)))
+    assert calls[-1] == (3, 3, "SWEEP")
     assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls)  # never goes back
-    assert {p for *_, p in calls} >= {"chunk", "embed", "index", "query", "done"}
+    assert {p for *_, p in calls} >= {"CHUNK", "EMBED", "INDEX", "EVALUATE", "SWEEP"}
+    assert all(t == 3 for _, t, _ in calls)
 
-    state = {"done": 0}
+    cancel = CancelToken()
 
-    def progress(done, total, st):
-        if st["phase"] == "done":
-            state["done"] += 1
+    def progress(p):
+        if p.outer is None and p.done >= 1:  # the first configuration finished
+            cancel.cancel()
 
     res = sweep(window_tree, LineWindows, {"lines": [1, 2, 4]}, ps, embedder=BowEmbedder(tmp_path / "emb"),
-                store=store, on_progress=progress, should_stop=lambda: state["done"] >= 1)
+                store=store, on_progress=progress, cancel=cancel)
     assert res.cancelled
     assert [p.status for p in res.points] == ["ok", "pending", "pending"]
     assert store.collections() == []  # the stopped sweep cleaned up too

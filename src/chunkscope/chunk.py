@@ -2,15 +2,21 @@
 
 Every built-in strategy returns chunks that are slices of their document: ``chunk.text ==
 doc.text[chunk.start:chunk.end]``. Strategies decide *spans*; `ChunkBuilder` turns spans into chunks and fills
-in everything derivable (lines, heading path, token counts, overlap with the previous chunk).
+in everything derivable (lines, heading path, token counts, overlap with the previous chunk, the embed prefix).
+
+A strategy declares its parameters (`Param`) and the order pairs of them must keep (`Constraint`); the base
+class checks both, so the library, the CLI, the config file and the app refuse the same values with the same
+line. Every strategy also takes ``embed_prefix`` (`EmbedPrefix`), declared once here.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import operator
+import string
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, Mapping, Sequence
 
 from .structure import first_content
 from .tokens import DEFAULT_EMBED_MODEL, SliceCounter, embed_tokenizer, get_tokenizer
@@ -51,7 +57,8 @@ class Chunk:
 
     @property
     def embed_text(self) -> str:
-        """What would be sent to the embedding model (the chunk's text unless a strategy says otherwise)."""
+        """What is sent to the embedding model: the text, after the strategy's ``embed_prefix`` when one is set
+        (the text itself stays the exact slice). ``embed_tokens`` counts this, prefix included."""
         return self.text if self.embed_text_override is None else self.embed_text_override
 
     @property
@@ -160,6 +167,204 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
+#: The orders a `Constraint` can ask for, with how a message says that one was broken.
+_ORDERS: dict[str, tuple[Callable[[Any, Any], bool], str]] = {
+    "<": (operator.lt, "must be below"),
+    "<=": (operator.le, "must not exceed"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """An order two parameters of a strategy must keep: ``Constraint("chunk_overlap", "<", "chunk_size")``.
+
+    Declared once per strategy (`Strategy.constraints`) and checked by the base class, so every way values
+    arrive (the library, ``-p k=v``, a config table, the app's parameter bar) is refused with the same line.
+
+    ``default_follows``: when ``left`` was not given, its default is lowered to ``right`` instead of refused. A
+    default nobody chose must not contradict a value someone did: ``max_tokens=40`` alone brings the default
+    ``min_tokens`` of 50 down to 40, while ``max_tokens=40, min_tokens=50`` is an error. Only with ``<=``:
+    meeting ``<`` by lowering would need a step size.
+    """
+
+    left: str
+    op: Literal["<", "<="]
+    right: str
+    default_follows: bool = False
+
+    def __post_init__(self) -> None:
+        if self.op not in _ORDERS:
+            raise ValueError(f"Constraint op must be one of {', '.join(_ORDERS)}, got {self.op!r}")
+        if self.default_follows and self.op != "<=":
+            raise ValueError(f"Constraint {self.left} {self.op} {self.right}: default_follows needs '<='")
+
+    def holds(self, params: Mapping[str, Any]) -> bool:
+        """Whether ``params`` (coerced values, both present) keep the order."""
+        return _ORDERS[self.op][0](params[self.left], params[self.right])
+
+    def message(self, strategy: str, params: Mapping[str, Any]) -> str:
+        """``section: min_tokens (50) must not exceed max_tokens (10)``: both names and both values, one line."""
+        where = f"{strategy}: " if strategy else ""
+        return (f"{where}{self.left} ({params[self.left]}) {_ORDERS[self.op][1]} "
+                f"{self.right} ({params[self.right]})")
+
+
+class ConstraintError(ParamError):
+    """Two parameters break a declared `Constraint`; the message names both and their values.
+
+    ``names`` lets a view point at both fields; ``with_note`` adds where a value came from (a config file).
+    """
+
+    def __init__(self, strategy: str, constraint: Constraint, params: Mapping[str, Any], note: str = "") -> None:
+        self.strategy = strategy
+        self.constraint = constraint
+        self.values = {constraint.left: params[constraint.left], constraint.right: params[constraint.right]}
+        self.note = note
+        msg = constraint.message(strategy, self.values)
+        super().__init__(f"{msg} ({note})" if note else msg)
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """The two parameters, the one that must be smaller first."""
+        return (self.constraint.left, self.constraint.right)
+
+    def with_note(self, note: str) -> "ConstraintError":
+        """The same error, saying in parentheses where a value came from."""
+        return ConstraintError(self.strategy, self.constraint, self.values, note)
+
+
+# --- embed prefix ---------------------------------------------------------------------------------------------
+
+#: Named ``embed_prefix`` values, for the common cases; anything else is a template.
+NAMED_PREFIXES: dict[str, str] = {
+    "none": "",
+    "title": "{title}\n\n",
+    "heading": "{heading_path}\n\n",
+    "breadcrumb": "{breadcrumb}\n\n",
+}
+
+#: Fields every chunk has for an ``embed_prefix`` template (the strategy's metadata adds its own and wins on a
+#: clash). The same names and values as a citation template's (`retrieval.citation_fields`).
+PREFIX_FIELDS: tuple[str, ...] = (
+    "title", "heading", "heading_path", "breadcrumb", "path", "start_line", "end_line", "lines", "chunk_index",
+    "chapter", "section", "chapter_id", "chapter_title", "module", "week",
+)
+
+#: The parameter every strategy takes, declared here once (`Strategy.__init_subclass__` adds it to each).
+EMBED_PREFIX = Param(
+    "embed_prefix", str, "none",
+    "text put before each chunk's text for embedding only (the chunk stays an exact slice): none, title, heading "
+    "(the heading trail), breadcrumb (title › trail), or a template over the chunk's fields such as "
+    "'{title} › {heading_path}\\n\\n' (\\n is a line break)",
+)
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == ()
+
+
+class _FieldFormatter(string.Formatter):
+    """str.format over a chunk's fields: a missing or empty field renders as nothing, a list as a " › " trail."""
+
+    def get_value(self, key, args, kwargs):  # noqa: ANN001 - string.Formatter's signature
+        return kwargs.get(key) if isinstance(key, str) else None
+
+    def get_field(self, field_name, args, kwargs):  # noqa: ANN001
+        try:
+            return super().get_field(field_name, args, kwargs)
+        except (AttributeError, IndexError, KeyError, TypeError):  # heading_path[3] of a shallower chunk
+            return None, field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if _is_empty(value):
+            return ""
+        if isinstance(value, (list, tuple)):
+            value = " › ".join(str(v) for v in value if not _is_empty(v))
+        try:
+            return format(value, format_spec)
+        except (TypeError, ValueError):
+            return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedPrefix:
+    """A parsed ``embed_prefix``: text put before a chunk's text for embedding, filled from the chunk's fields.
+
+    ``template`` is in str.format syntax over `Strategy.prefix_fields`. In the value given, the two characters
+    ``\\n`` stand for a line break: a command line or the app's one-line field cannot type one. A prefix that
+    renders to whitespace only (a chunk with no heading under ``heading``) adds nothing.
+    """
+
+    template: str
+    fields: frozenset[str]
+
+    @classmethod
+    def parse(cls, value: str, known: Sequence[str], strategy: str = "") -> "EmbedPrefix | None":
+        """The prefix a parameter value asks for; None for ``none`` or an empty value.
+
+        Raises:
+            ParamError: the template does not parse, names no field inside braces, or names an unknown field.
+        """
+        where = f"{strategy}: " if strategy else ""
+        key = value.strip()
+        template = NAMED_PREFIXES.get(key, value).replace("\\n", "\n") if key else ""
+        if not template.strip():
+            return None
+        try:
+            parsed = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+        except ValueError as exc:  # an unmatched brace
+            raise ParamError(f"{where}embed_prefix {value!r}: {exc} (write {{{{ or }}}} for a brace)") from None
+        fields: set[str] = set()
+        for name in parsed:
+            base = name.replace("[", ".").split(".", 1)[0]
+            if not base or base.isdigit():
+                raise ParamError(f"{where}embed_prefix {value!r}: name a field inside braces, e.g. {{title}} "
+                                 f"(fields: {', '.join(known)})")
+            if base not in known:
+                raise ParamError(f"{where}embed_prefix {value!r}: unknown field {base!r} (fields: {', '.join(known)})")
+            fields.add(base)
+        return cls(template, frozenset(fields))
+
+    def apply(self, chunks: Sequence["Chunk"], doc: "Document") -> None:
+        """Put the prefix before each chunk's embed text (``embed_tokens`` is counted later, prefix included)."""
+        page = _document_fields(doc) if self.fields & _DOCUMENT_FIELDS else {}
+        fmt = _FieldFormatter()
+        for c in chunks:
+            values = {**page, **_chunk_fields(c, page.get("title")), **c.metadata}
+            prefix = fmt.vformat(self.template, (), values)
+            if prefix.strip():
+                c.embed_text_override = prefix + c.embed_text
+
+
+#: The fields read from the document (its numbering), computed once per document and only when used.
+_DOCUMENT_FIELDS = frozenset({"title", "breadcrumb", "chapter", "section", "chapter_id", "chapter_title", "module",
+                              "week"})
+
+
+def _document_fields(doc: "Document") -> dict[str, Any]:
+    from .site import doc_numbering
+
+    n = doc_numbering(doc)
+    return {"title": n.chapter_title, "chapter": n.chapter, "section": n.section, "chapter_id": n.chapter_id,
+            "chapter_title": n.chapter_title, "module": n.module, "week": n.week}
+
+
+def _chunk_fields(c: "Chunk", title: str | None) -> dict[str, Any]:
+    trail = list(c.heading_path)
+    # The page title is usually its `#` heading too: the breadcrumb names it once.
+    crumbs = trail[1:] if title and trail and trail[0] == title else trail
+    return {
+        "path": c.path,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "lines": f"{c.start_line}-{c.end_line}" if c.end_line != c.start_line else str(c.start_line),
+        "chunk_index": c.index,
+        "heading": trail[-1] if trail else "",
+        "heading_path": trail,
+        "breadcrumb": [title, *crumbs] if title else crumbs,
+    }
+
+
 def _parse_text(text: str, typ: type) -> Any:
     import json
 
@@ -207,13 +412,32 @@ class Strategy:
     name: ClassVar[str] = ""
     seed: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    parameters: ClassVar[tuple[Param, ...]] = ()
+    #: The strategy's parameters; ``embed_prefix`` is added to every subclass's tuple (`__init_subclass__`).
+    parameters: ClassVar[tuple[Param, ...]] = (EMBED_PREFIX,)
+    #: Orders pairs of parameters must keep (a minimum below its maximum, an overlap below its size), checked
+    #: by `__init__` for every way values arrive; `validate` is for what a pair order cannot say.
+    constraints: ClassVar[tuple[Constraint, ...]] = ()
     #: Metadata fields the strategy's seed requires (lint's missing-metadata checks these).
     required_metadata: ClassVar[tuple[str, ...]] = ()
+    #: Every other metadata field its chunks carry (an ``embed_prefix`` template may name these too).
+    metadata_fields: ClassVar[tuple[str, ...]] = ()
     #: Default citation template over the metadata, in str.format syntax with missing keys left empty.
     citation_template: ClassVar[str] = "{title} › {heading}"
     #: Whether `spans` reads the full Markdown parse (``doc.structure``) rather than only the outline.
     parses_markdown: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("parameters")
+        if own is not None and all(p.name != EMBED_PREFIX.name for p in own):
+            cls.parameters = (*own, EMBED_PREFIX)
+        # A constraint over a name the strategy does not declare is a bug of the class: say so when it is defined.
+        names = {p.name for p in cls.parameters}
+        for c in cls.constraints:
+            for n in (c.left, c.right):
+                if n not in names:
+                    raise TypeError(f"{cls.__name__}: constraint {c.left} {c.op} {c.right} names {n!r}, "
+                                    f"which is not one of its parameters")
 
     def __init__(self, **params: Any) -> None:
         declared = {p.name: p for p in self.parameters}
@@ -224,10 +448,38 @@ class Strategy:
         self.params: dict[str, Any] = {}
         for p in self.parameters:
             self.params[p.name] = p.coerce(params[p.name], self.name) if p.name in params else p.default
+        self._settle_constraints(declared, given=params.keys())
+        self.embed_prefix = EmbedPrefix.parse(self.params[EMBED_PREFIX.name], self.prefix_fields(), self.name)
         self.validate()
 
+    def _settle_constraints(self, declared: Mapping[str, Param], given: Iterable[str]) -> None:
+        """Lower the defaults that follow a given value (`Constraint.default_follows`), then check every pair."""
+        given = set(given)
+        for c in self.constraints:
+            if c.default_follows and c.left not in given and not c.holds(self.params):
+                try:  # only to a value the parameter allows; else the check below reports the pair
+                    self.params[c.left] = declared[c.left].coerce(self.params[c.right], self.name)
+                except ParamError:
+                    pass
+        self.check_constraints(self.params)
+
+    @classmethod
+    def check_constraints(cls, params: Mapping[str, Any]) -> None:
+        """Raise `ConstraintError` for the first declared constraint that ``params`` (coerced values) break.
+
+        Every value is read as given, none follows: what a view asks of the values it shows.
+        """
+        for c in cls.constraints:
+            if c.left in params and c.right in params and not c.holds(params):
+                raise ConstraintError(cls.name, c, params)
+
+    @classmethod
+    def prefix_fields(cls) -> tuple[str, ...]:
+        """The fields an ``embed_prefix`` template may name: every chunk's, then this strategy's metadata."""
+        return tuple(dict.fromkeys((*PREFIX_FIELDS, *cls.required_metadata, *cls.metadata_fields)))
+
     def validate(self) -> None:
-        """Cross-parameter checks (e.g. overlap below size); raise ParamError."""
+        """A strategy's own checks beyond its declared `constraints` (already checked); raise ParamError."""
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -272,7 +524,7 @@ class Strategy:
             hint = ("; for a string use chunkscope.chunk_text(text, strategy=...) or chunk(Document.from_text(text))"
                     if isinstance(doc, str) else "")
             raise TypeError(f"{type(self).__name__}.chunk() takes a chunkscope Document, got {type(doc).__name__}{hint}")
-        return ChunkBuilder(doc, self.counter(doc)).build(self.spans(doc))
+        return ChunkBuilder(doc, self.counter(doc), self.embed_prefix).build(self.spans(doc))
 
 
 def _heading_path(h) -> list[str]:
@@ -282,9 +534,10 @@ def _heading_path(h) -> list[str]:
 class ChunkBuilder:
     """Turns spans into chunks: lines, heading paths, token counts and overlaps, all derived from the source."""
 
-    def __init__(self, doc: "Document", counter: SliceCounter) -> None:
+    def __init__(self, doc: "Document", counter: SliceCounter, embed_prefix: EmbedPrefix | None = None) -> None:
         self.doc = doc
         self.counter = counter
+        self.embed_prefix = embed_prefix
 
     def build(self, spans: Iterable[Span]) -> list[Chunk]:
         doc = self.doc
@@ -318,6 +571,8 @@ class ChunkBuilder:
             )
             chunks.append(c)
             prev = c
+        if self.embed_prefix is not None:
+            self.embed_prefix.apply(chunks, doc)
         return chunks
 
 
@@ -554,24 +809,22 @@ def chunk_documents(docs: Sequence["Document"], strategy: Strategy) -> list[Chun
     """Chunk many documents; one document's failure is recorded on it and never stops the rest.
 
     The tree is tokenized on a background thread (tiktoken releases the GIL) while this thread builds what needs
-    no tokens (each document's outline or parse); then the documents are chunked in order. The switch interval is
-    short meanwhile, so the encoder thread gets the GIL back soon after each batch (`tokens.quick_gil_handoff`).
+    no tokens (each document's outline or parse); then the documents are chunked in order.
     """
-    from .tokens import TIKTOKEN_NAMES, prepare, quick_gil_handoff
+    from .tokens import TIKTOKEN_NAMES, prepare
 
-    with quick_gil_handoff():
-        if strategy.length_tokenizer in TIKTOKEN_NAMES:
-            prepare(docs, strategy.length_tokenizer)
-            for d in docs:
-                try:
-                    strategy.prefetch(d)
-                except Exception:  # noqa: BLE001 - only a head start; chunking the document reports its problem
-                    pass
-        out: list[ChunkedDoc] = []
+    if strategy.length_tokenizer in TIKTOKEN_NAMES:
+        prepare(docs, strategy.length_tokenizer)
         for d in docs:
             try:
-                out.append(ChunkedDoc(d, strategy.chunk(d)))
-            except (ParamError, ValueError, LookupError) as exc:
-                # Strategy-level problems specific to this text (a custom callable's output not found verbatim, …).
-                out.append(ChunkedDoc(d, [], f"{type(exc).__name__}: {exc}" if not isinstance(exc, ParamError) else str(exc)))
+                strategy.prefetch(d)
+            except Exception:  # noqa: BLE001 - only a head start; chunking the document reports its problem
+                pass
+    out: list[ChunkedDoc] = []
+    for d in docs:
+        try:
+            out.append(ChunkedDoc(d, strategy.chunk(d)))
+        except (ParamError, ValueError, LookupError) as exc:
+            # Strategy-level problems specific to this text (a custom callable's output not found verbatim, …).
+            out.append(ChunkedDoc(d, [], f"{type(exc).__name__}: {exc}" if not isinstance(exc, ParamError) else str(exc)))
     return out

@@ -16,6 +16,7 @@ Example::
     [presets.mine]                    # a named strategy + parameters
     strategy = "section-sentence"
     max_tokens = 384
+    embed_prefix = "breadcrumb"       # every strategy's: a header put before each chunk for embedding only
 
     [citations]                       # citation templates by strategy or preset
     section = "Source: Chapter {chapter_number}, Section {section_number} - {section_title}"
@@ -47,7 +48,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .chunk import ParamError, Strategy, UnknownStrategy, get_strategy, is_strategy_name, strategy_class, strategy_names
+from .chunk import (
+    ConstraintError,
+    ParamError,
+    Strategy,
+    UnknownStrategy,
+    get_strategy,
+    is_strategy_name,
+    strategy_class,
+    strategy_names,
+)
+from .embedder_spec import EmbedderSpec, EmbedderSpecError, parse_embedder
+from .search_modes import SEARCH_MODES
 
 CONFIG_NAME = "chunkscope.toml"
 
@@ -60,17 +72,22 @@ FIELDS: dict[str, str] = {
     "strategies": "per-strategy parameter defaults: [strategies.NAME] key = value",
     "presets": "named strategy + parameter sets: [presets.NAME] strategy = ..., key = value",
     "citations": "citation templates by strategy or preset name, over the chunk's metadata",
-    "embedding": "model (name or local folder), device (cpu/cuda), batch_size",
+    "embedder": "model (all-MiniLM-L6-v2, st:PATH, openai:MODEL), url (an OpenAI-compatible endpoint), "
+                "api_key_env (the variable holding its key; default OPENAI_API_KEY), max_tokens, device (cpu/cuda), "
+                "batch_size, runtime (onnx/torch, for the default model)",
+    "embedding": "the old name of [embedder] (still read)",
     "qdrant": "url of a Qdrant server (else QDRANT_URL; API key from QDRANT_API_KEY only) or path of a local "
               "store folder, not both; timeout in seconds",
-    "query": "k and threshold defaults for query/eval",
+    "query": "k, threshold (default: the embedder's own) and search (dense, keyword, hybrid) for query/eval",
     "lint": "select, ignore, severity, thresholds, per_path_ignores",
     "tui": "keymap: binding id -> keys; wrap: wrap long source lines (default true)",
 }
+_EMBEDDER_KEYS = {"model", "url", "api_key_env", "max_tokens", "device", "batch_size", "runtime"}
 _SECTION_KEYS = {
-    "embedding": {"model", "device", "batch_size"},
+    "embedder": _EMBEDDER_KEYS,
+    "embedding": _EMBEDDER_KEYS,
     "qdrant": {"url", "path", "timeout"},
-    "query": {"k", "threshold"},
+    "query": {"k", "threshold", "search"},
     "lint": {"select", "ignore", "severity", "thresholds", "per_path_ignores"},
     "tui": {"keymap", "wrap"},
 }
@@ -100,15 +117,31 @@ class Config:
 
     @property
     def embed_model(self) -> str:
+        """The embedder as the user wrote it (``[embedder] model``)."""
         return str(self.embedding.get("model") or "all-MiniLM-L6-v2")
+
+    def embedder_spec(self, model: str | None = None, url: str | None = None) -> EmbedderSpec:
+        """The embedder: ``model``/``url`` (the caller's explicit choice, e.g. command-line flags) over
+        ``[embedder]``. An explicit model without a url does not inherit the config's url (it may be local)."""
+        e = self.embedding
+        if model:
+            return parse_embedder(model, url, api_key_env=e.get("api_key_env"), max_tokens=e.get("max_tokens"))
+        return parse_embedder(e.get("model"), url or e.get("url"), api_key_env=e.get("api_key_env"),
+                              max_tokens=e.get("max_tokens"))
 
     @property
     def k(self) -> int:
         return int(self.query.get("k", 5))
 
     @property
-    def threshold(self) -> float:
-        return float(self.query.get("threshold", 0.7))
+    def threshold(self) -> float | None:
+        """``[query] threshold`` when set; None means: the embedder's own (`EmbedderSpec.default_threshold`)."""
+        t = self.query.get("threshold")
+        return None if t is None else float(t)
+
+    @property
+    def search_mode(self) -> str:
+        return str(self.query.get("search", "dense"))
 
     def qdrant_target(self, url: str | None = None, environ: Mapping[str, str] | None = None) -> QdrantTarget:
         """Where the vectors live: ``url`` (the caller's explicit choice), else ``[qdrant] url``, else
@@ -209,6 +242,12 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 _want(sub in _SECTION_KEYS[key], path, f"unknown key {key}.{sub} (known: {', '.join(sorted(_SECTION_KEYS[key]))})")
             if key == "tui" and "wrap" in value:
                 _want(isinstance(value["wrap"], bool), path, "tui.wrap must be true or false")
+            if key in ("embedder", "embedding"):
+                # One table under either name; [embedder] wins where both give a key.
+                _want(not (key == "embedding" and "embedder" in data and set(value) & set(data["embedder"])), path,
+                      "give the embedder in [embedder] only ([embedding] is its old name)")
+                cfg.embedding = {**cfg.embedding, **value}
+                continue
             setattr(cfg, key, dict(value))
         elif key in ("strategy", "site_url"):
             _want(isinstance(value, str), path, f"{key} must be a string")
@@ -238,9 +277,13 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 if not (isinstance(strat, str) and is_strategy_name(strat)):
                     _want(False, path, f"[presets.{name}] needs strategy = one of {', '.join(strategy_names())}")
                 _want(not is_strategy_name(name), path, f"[presets.{name}]: a preset cannot take a strategy's name")
-                params = {k: v for k, v in preset.items() if k != "strategy"}
-                _check_params(strat, params, path, f"[presets.{name}]")
                 cfg.presets[name] = dict(preset)
+    # A preset is used on top of its strategy's [strategies.NAME] defaults: check what the two make together
+    # (each can be fine alone and contradict the other), whichever table the file gives first.
+    for name, preset in cfg.presets.items():
+        strat = preset["strategy"]
+        params = {**cfg.strategies.get(strat, {}), **{k: v for k, v in preset.items() if k != "strategy"}}
+        _check_params(strat, params, path, f"[presets.{name}]")
     if not is_strategy_name(cfg.strategy) and cfg.strategy not in cfg.presets:
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
     _check_qdrant(cfg.qdrant, path)
@@ -249,6 +292,12 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         _want(isinstance(q["k"], int) and q["k"] > 0, path, "query.k must be a positive integer")
     if "threshold" in q:
         _want(isinstance(q["threshold"], (int, float)) and -1 <= q["threshold"] <= 1, path, "query.threshold must be a number in -1..1")
+    if "search" in q:
+        _want(q["search"] in SEARCH_MODES, path, f"query.search must be one of {', '.join(SEARCH_MODES)}")
+    try:
+        cfg.embedder_spec()
+    except EmbedderSpecError as exc:
+        raise ConfigError(f"{path or 'config'}: [embedder]: {exc}") from None
     return cfg
 
 
@@ -312,6 +361,14 @@ def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any
         label = strat
     if params:
         label += "(" + ",".join(f"{k}={v}" for k, v in params.items()) + ")"
-    strategy = get_strategy(strat, **merged)
+    try:
+        strategy = get_strategy(strat, **merged)
+    except ConstraintError as exc:
+        # A value given here against one from the config file: say which one the file set, or it looks invented.
+        from_file = [n for n in exc.names if n in merged and n not in params]
+        if params and from_file and cfg.source is not None:
+            n = from_file[0]
+            raise exc.with_note(f"{n} = {exc.values[n]} is set in {cfg.source}") from None
+        raise
     template = cfg.citations.get(name) or cfg.citations.get(strat) or type(strategy).citation_template
     return ResolvedStrategy(label, strategy, template)

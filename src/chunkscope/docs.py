@@ -11,9 +11,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from .analysis import Analysis
+from .outline_scan import line_of
 from .site import category_position, front_matter_position, sidebar_order_key
+
+if TYPE_CHECKING:
+    from .structure import Outline, Structure
 
 
 DOC_SUFFIXES = (".md", ".mdx")
@@ -56,8 +61,13 @@ class Document:
     body_start: int = 0
     source: Path | None = None
     mtime_ns: int = 0
-    #: Per-document derived data (parsed structure, token offsets) computed once and reused by every strategy.
-    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    #: What is derived from the text (parse, outline, numbering, token counters, strategies' memos), each part
+    #: computed once and reused by every strategy. Not a constructor argument: a copy made with
+    #: ``dataclasses.replace`` gets an analysis of its own, never its original's.
+    analysis: Analysis = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.analysis = Analysis(self)
 
     @classmethod
     def from_text(cls, text: str, path: str = "doc.md") -> "Document":
@@ -85,30 +95,24 @@ class Document:
         return cls(path=path, text=text, front_matter=fm, body_start=body_start)
 
     @property
-    def structure(self):  # -> chunkscope.structure.Structure (imported lazily: docs must stay light)
-        """The parsed Markdown structure, computed on first use and kept."""
-        s = self.cache.get("structure")
-        if s is None:
-            from .structure import parse_structure
-
-            s = self.cache["structure"] = parse_structure(self)
-        return s
+    def structure(self) -> "Structure":
+        """The parsed Markdown structure, computed on first use and kept (`Analysis.structure`)."""
+        return self.analysis.structure
 
     @property
-    def outline(self):  # -> chunkscope.structure.Outline
+    def outline(self) -> "Outline":
         """Line table, headings and fences: from a fast line scan when that is certain, else from `structure`
-        (always from it once the document has been parsed); identical either way."""
-        from .structure import outline
-
-        return outline(self)
+        (always from it once the document has been parsed); identical either way (`Analysis.outline`)."""
+        return self.analysis.outline
 
     @property
     def name(self) -> str:
         return PurePosixPath(self.path).name
 
     def line_of(self, offset: int) -> int:
-        """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF)."""
-        return self.outline.line_of(offset)
+        """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF), from the line
+        table alone: asking for a line never scans nor parses the Markdown."""
+        return line_of(self.analysis.line_starts, offset)
 
 
 @dataclass
@@ -296,6 +300,13 @@ def docs_root_of(file: str | os.PathLike[str]) -> Path:
     ``docusaurus.config.*`` or ``sidebars.*``. A Docusaurus site root (either of the last two) stands for its
     ``docs/`` folder when the file lies inside it. With no such folder, the file's own folder is the root.
     """
+    marked = marked_root_of(file)
+    return marked if marked is not None else Path(os.path.abspath(file)).parent
+
+
+def marked_root_of(file: str | os.PathLike[str]) -> Path | None:
+    """`docs_root_of` when a marker decides it (the folder holding one, or a site root's ``docs/``); None when no
+    folder above the file is marked, and its own folder is a root only for want of a better one."""
     file = Path(os.path.abspath(file))  # absolute, but symlinks kept: the path stays the one the user gave
     for folder in file.parents:
         if is_site_root(folder):
@@ -303,13 +314,7 @@ def docs_root_of(file: str | os.PathLike[str]) -> Path:
             return docs if docs.is_dir() and docs in file.parents else folder
         if (folder / CONFIG_MARKER).is_file():
             return folder
-    return file.parent
-
-
-def is_marked_root(folder: Path) -> bool:
-    """Whether ``folder`` is a docs root by a marker (`docs_root_of`'s rule), not only by being a file's folder."""
-    return (folder / CONFIG_MARKER).is_file() or is_site_root(folder) or (
-        folder.name == "docs" and is_site_root(folder.parent))
+    return None
 
 
 def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:

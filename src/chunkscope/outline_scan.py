@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Sequence
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -56,6 +56,12 @@ def line_starts_of(text: str) -> list[int]:
         return starts
     starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
     return starts
+
+
+def line_of(line_starts: Sequence[int], offset: int) -> int:
+    """The 1-based line holding ``offset``, given the text's `line_starts_of` (the one rule every line number in
+    chunkscope is read with: documents, outlines, parses, the app's source view)."""
+    return bisect_right(line_starts, offset)
 
 
 class Unsure(Exception):
@@ -172,7 +178,8 @@ class _Scanner:
         return ls[i + 1] - 1 if i + 1 < len(ls) else len(self.s)
 
     def line_of(self, pos: int) -> int:
-        return bisect_right(self.ls, pos) - 1
+        """0-based, as the scanner counts lines."""
+        return line_of(self.ls, pos) - 1
 
     def front_matter_end(self, n_lines: int) -> int:
         """The first line after front matter, as mdit_py_plugins' front_matter rule decides it (0 if none)."""

@@ -50,6 +50,8 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     label: str = ""
     cached: int = 0
+    #: The larger job this step belongs to (configuration 3 of 12 of a sweep), when there is one.
+    outer: Progress | None = None
 
     @property
     def elapsed(self) -> float:
@@ -79,8 +81,26 @@ class Progress:
         """The same phase, further on."""
         return replace(self, done=done, cached=self.cached if cached is None else cached)
 
+    def within(self, outer: Progress | None) -> Progress:
+        """This step, reported as part of ``outer``."""
+        return self if outer is None else replace(self, outer=outer)
+
     def describe(self) -> str:
-        """One line for a status bar or a terminal: ``embedding recursive: 120/410 texts · 18/s · 16 s left``."""
+        """One line for a status bar or a terminal: ``embedding recursive: 120/410 texts · 18/s · 16 s left``;
+        a step of a larger job is prefixed with where that job is (``3/12 configurations · …``)."""
+        mine = self._describe_own()
+        if self.outer is None:
+            return mine
+        o = self.outer
+        head = f"{o.phase.value} {o.done + 1 if o.done < o.total else o.done}/{o.total} {o.unit}"
+        if o.label:
+            head += f" ({o.label})"
+        left = o.seconds_left
+        if left is not None and o.done < o.total:
+            head += f", ~{format_seconds(left)} left in all"
+        return f"{head} · {mine}"
+
+    def _describe_own(self) -> str:
         head = f"{self.phase.value} {self.label}".rstrip()
         parts = [f"{head}: {self.done:,}/{self.total:,} {self.unit}"]
         if self.cached:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 import string
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from .progress import CancelToken, ProgressFn
 from .site import chunk_url, doc_numbering
 from .store import Hit, IndexReport, Store, StoreError
 
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from .embed import Embedder
 
 __all__ = ["Hit", "IndexReport", "Retriever", "chunk_url", "citation_fields", "render_citation", "StoreError"]
-
-ProgressFn = Callable[[int, int, dict[str, Any]], None]
 
 #: Separators between the parts of a citation; a part whose fields are all empty goes with one of its separators.
 _SEPARATOR = re.compile(r"\s*(?:›|»|\||·|—|–|,|;|:|\s-\s)\s*")
@@ -232,10 +231,11 @@ class Retriever:
     def _extra(self, chunk: "Chunk") -> dict[str, Any]:
         return {"citation": self.citation(chunk), "url": self.url(chunk)}
 
-    def ensure_indexed(self, on_progress: ProgressFn | None = None, should_stop: Any = None) -> IndexReport:
+    def ensure_indexed(self, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None, *,
+                       label: str = "") -> IndexReport:
         """Chunk every document and bring the collection in step (cheap when nothing changed).
 
-        ``should_stop`` is a callable or a ``threading.Event``, checked between batches of 64 points.
+        ``cancel`` is checked between batches of points; ``on_progress`` gets `Phase.INDEX` reports.
         """
         t0 = time.perf_counter()
         chunks = self.chunks
@@ -244,8 +244,8 @@ class Retriever:
             # Word-piece counts go into the payload (a UI shows which chunks the model reads only partly).
             for c, n in zip(todo, self.embedder.count_tokens([c.embed_text for c in todo])):
                 c.embed_tokens = n
-        report = self.store.sync(chunks, self.embedder, on_progress, should_stop, extra=self._extra,
-                                 collection=self.collection, scope=self.scope)
+        report = self.store.sync(chunks, self.embedder, self.collection, on_progress=on_progress, cancel=cancel,
+                                 extra=self._extra, scope=self.scope, label=label or self.strategy.name)
         report.seconds = time.perf_counter() - t0
         self.last_report = report
         return report
@@ -274,5 +274,5 @@ class Retriever:
     def query_many(self, questions: Sequence[str], k: int = 5, threshold: float | None = 0.7,
                    filters: Mapping[str, Any] | None = None) -> list[list[Hit]]:
         """Several questions, embedded in one batch (cached: eval runs repeat the same questions)."""
-        vecs = self.embedder.embed(list(questions))
+        vecs = self.embedder.embed(list(questions)).vectors
         return [self.search(v, k, threshold, filters) for v in vecs]

@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from .structure import first_content, trim
+
 __all__ = ["sentence_spans", "sentence_boundaries", "ABBREVIATIONS", "NUMBER_ABBREVIATIONS"]
 
 #: Words that are followed by a period but do not end a sentence (lowercase, without the final period).
@@ -144,9 +146,7 @@ def sentence_boundaries(text: str, start: int = 0, end: int | None = None) -> li
         cuts.extend(m.start() + 1 for m in _BLANK_LINE.finditer(text, start, end))
     # Each cut moves forward to the next sentence's first visible character; a cut before the range's first
     # visible character (a leading blank line) starts nothing.
-    first = start
-    while first < end and text[first].isspace():
-        first += 1
+    first = first_content(text, start, end)
     out: list[int] = []
     for c in sorted(cuts):
         while c < end and text[c].isspace():
@@ -166,10 +166,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     bounds = [start, *sentence_boundaries(text, start, end), end]
     spans: list[tuple[int, int]] = []
     for a, b in zip(bounds, bounds[1:]):
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
+        a, b = trim(text, a, b)
         if b > a:
             spans.append((a, b))
     return spans

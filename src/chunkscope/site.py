@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .structure import first_content, heading_keyword, outline
+from .structure import first_content, heading_keyword
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -192,7 +192,13 @@ def _chapter_id(chapter: int | None, stem: str, module_folder: str | None) -> st
 
 
 def doc_numbering(doc: "Document") -> Numbering:
-    """Chapter and section numbers, chapter id, module and week of a document.
+    """Chapter and section numbers, chapter id, module and week of a document, worked out once per document
+    (`Analysis.numbering`) by `compute_numbering`'s rules."""
+    return doc.analysis.numbering
+
+
+def compute_numbering(doc: "Document") -> Numbering:
+    """Chapter and section numbers, chapter id, module and week of a document (uncached: see `doc_numbering`).
 
     Sources, first found wins: front matter (``chapter``, ``section``, ``week``/``week_number``, ``module``),
     the file name (``ch03-02-data-types.md`` → chapter 3, section 3.2; ``02-forward.md`` → chapter 2), folder
@@ -202,9 +208,6 @@ def doc_numbering(doc: "Document") -> Numbering:
     front matter, then the file and folder names (``week-3``, ``week3``, ``Week 3``), then the title
     (``Week 1 Exercises: …``).
     """
-    cached = doc.cache.get("numbering")
-    if cached is not None:
-        return cached
     fm = doc.front_matter
     parts = PurePosixPath(doc.path).parts
     stem = PurePosixPath(doc.path).stem
@@ -228,7 +231,7 @@ def doc_numbering(doc: "Document") -> Numbering:
         if n:
             folder_nums = n
     module = str(fm["module"]) if isinstance(fm.get("module"), (str, int)) else module_folder
-    heads = outline(doc).headings
+    heads = doc.outline.headings
     h1 = next((h for h in heads if h.level == 1), None)
     first = heads[0] if heads else None
     title = str(fm.get("title") or (h1.text if h1 else "") or (first.text if first else "") or stem)
@@ -255,9 +258,7 @@ def doc_numbering(doc: "Document") -> Numbering:
     if week is None and (m := _WEEK_TITLE.search(title)):
         week = int(m.group(1))
     chapter_id = _chapter_id(chapter, stem, module_folder)
-    result = Numbering(chapter, section, chapter_id, title, module, module_number, week, subsection)
-    doc.cache["numbering"] = result
-    return result
+    return Numbering(chapter, section, chapter_id, title, module, module_number, week, subsection)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,25 +301,26 @@ def _own_numbers(h: "Heading", single_is_section: bool) -> tuple[str | None, str
 
 
 def section_numbers(doc: "Document") -> SectionNumbers:
-    """Each heading's (section, subsection) by the rule in `SectionNumbers`; computed once per document."""
-    cached = doc.cache.get("section_numbers")
-    if cached is not None:
-        return cached
+    """Each heading's (section, subsection) by the rule in `SectionNumbers`; computed once per document
+    (`Analysis.section_numbers`)."""
+    return doc.analysis.section_numbers
+
+
+def compute_section_numbers(doc: "Document") -> SectionNumbers:
+    """Each heading's (section, subsection) by the rule in `SectionNumbers` (uncached: see `section_numbers`)."""
     n = doc_numbering(doc)
     page = (n.section, n.subsection)
     single_is_section = n.chapter is not None and n.section is None
     stack: dict[int, tuple[str | None, str | None]] = {}  # level → numbers in force under that heading
     out: list[tuple[str | None, str | None]] = []
-    for h in outline(doc).headings:
+    for h in doc.outline.headings:
         for lvl in [k for k in stack if k >= h.level]:
             del stack[lvl]
         inherited = stack[max(stack)] if stack else page
         own = _own_numbers(h, single_is_section)
         stack[h.level] = own if own is not None else inherited
         out.append(stack[h.level])
-    result = SectionNumbers(page, tuple(out))
-    doc.cache["section_numbers"] = result
-    return result
+    return SectionNumbers(page, tuple(out))
 
 
 

@@ -8,7 +8,7 @@ Point ids are uuid5 of (owning tree, doc path, start, end, sha256(text)), so re-
 duplicates, and two trees never share an id.
 `Store.sync` writes only points that are missing or whose payload changed, in batches of `BATCH` in chunk
 order, and deletes points of chunks that no longer exist only after every write succeeded: stopping between
-batches (``should_stop()`` or Ctrl-C) leaves a collection whose points are each complete, and the next sync
+batches (a cancelled `CancelToken` or Ctrl-C) leaves a collection whose points are each complete, and the next sync
 finishes the job.
 
 Ownership: a collection's points belong to one docs tree (its resolved root, `owner_key`), so two trees sharing a
@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
-from .embed import STORE_MODULES, require_extra, stop_requested
+from .extras import STORE_MODULES, require_extra
+from .progress import CancelToken, Phase, Progress, ProgressFn
 from .payload import SIGNATURE_KEY, chunk_payload
-from .tokens import cache_home
+from .paths import cache_home
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,9 +56,6 @@ CORE_FIELDS = (
     "tokens", "embed_tokens", "chunk_index", "warnings",
 )
 
-ProgressFn = Callable[[int, int, dict[str, Any]], None]
-#: A callable returning True to stop, or a ``threading.Event`` (set = stop).
-StopFn = Callable[[], bool] | threading.Event
 
 
 class StoreError(Exception):
@@ -294,7 +292,6 @@ class Store:
         self.docs_root = Path(docs_root)
         self.url = url
         self.timeout = timeout
-        self.collection: str | None = None
         self._dims: dict[str, int] = {}
         self._owners: dict[str, str] = {}  # collection -> owner_key of the tree whose points it holds
         self._own_workspace = False  # the tree's default local workspace (set below), not a shared store
@@ -366,7 +363,7 @@ class Store:
             raise StoreError(f"{self.url}: Qdrant server unreachable ({_one_line(exc)})") from None
 
     def __repr__(self) -> str:
-        return f"Store({self.mode}: {self.location}, collection={self.collection!r})"
+        return f"Store({self.mode}: {self.location})"
 
     def close(self) -> None:
         """Release the store (the local folder's lock included); safe to call twice."""
@@ -391,8 +388,8 @@ class Store:
 
     def use(self, strategy: "Strategy | str", embedder: "Embedder", params: Mapping[str, Any] | None = None, *,
             owner: str | os.PathLike[str] | None = None) -> str:
-        """Select (and create if needed) the collection of a docs tree + a strategy and its parameters + the
-        embedder's model.
+        """The name of the collection of a docs tree + a strategy and its parameters + the embedder's model,
+        created if needed. Every other method takes that name: a store holds no "current" collection.
 
         Args:
             owner: the root of the docs tree whose points the collection holds (default: the store's ``docs_root``).
@@ -406,12 +403,12 @@ class Store:
         # count, search) then touches only that tree's points by construction, with no filter a forgotten call
         # could omit; and local mode, which filters in Python point by point, keeps unfiltered searches fast.
         key = owner_key(self.docs_root if owner is None else owner)
-        self.collection = collection_name(name, p, embedder.model_id, key)
-        self._owners[self.collection] = key
+        collection = collection_name(name, p, embedder.model_id, key)
+        self._owners[collection] = key
         if self._own_workspace:
             self._drop_unowned(collection_name(name, p, embedder.model_id))
-        self.ensure_collection(self.collection, embedder.dim)
-        return self.collection
+        self.ensure_collection(collection, embedder.dim)
+        return collection
 
     def _drop_unowned(self, name: str) -> None:
         """Drop a collection named before trees owned their points, from the tree's own workspace: its points are
@@ -480,19 +477,17 @@ class Store:
         """chunkscope's collections in this store."""
         return sorted(c.name for c in self._c().get_collections().collections if c.name.startswith("cs_"))
 
-    def drop(self, name: str | None = None) -> None:
-        name = name or self._current()
+    def drop(self, name: str) -> None:
         self._c().delete_collection(name)
         self._dims.pop(name, None)
 
-    def count(self, name: str | None = None) -> int:
-        return int(self._c().count(name or self._current(), exact=True).count)
+    def count(self, name: str) -> int:
+        return int(self._c().count(name, exact=True).count)
 
-    def delete_paths(self, paths: Collection[str], name: str | None = None) -> None:
+    def delete_paths(self, paths: Collection[str], name: str) -> None:
         """Remove the points of ``paths`` from the collection (a partial load's rebuild), leaving every other."""
         from qdrant_client import models
 
-        name = self._current(name)
         if not paths:
             return
         try:
@@ -503,19 +498,12 @@ class Store:
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"{self.location}: deleting from {name} failed ({_one_line(exc)})") from None
 
-    def _current(self, name: str | None = None) -> str:
-        name = name or self.collection
-        if not name:
-            raise StoreError("no collection selected: call Store.use(strategy, embedder) first")
-        return name
-
     def _owner(self, name: str) -> str:
         """The owner key of a collection selected by `use` (else the store's own tree)."""
         return self._owners.get(name) or owner_key(self.docs_root)
 
-    def point_sigs(self, name: str | None = None, paths: Collection[str] | None = None) -> dict[str, str]:
+    def point_sigs(self, name: str, paths: Collection[str] | None = None) -> dict[str, str]:
         """Every point id in the collection (only those of ``paths``, when given) with its stored signature."""
-        name = self._current(name)
         out: dict[str, str] = {}
         if paths is not None and not paths:
             return out
@@ -532,17 +520,20 @@ class Store:
 
     # -- indexing --
 
-    def sync(self, chunks: Sequence["Chunk"], embedder: "Embedder", on_progress: ProgressFn | None = None,
-             should_stop: StopFn | None = None, *, extra: Callable[["Chunk"], Mapping[str, Any]] | None = None,
-             collection: str | None = None, scope: Collection[str] | None = None) -> IndexReport:
+    def sync(self, chunks: Sequence["Chunk"], embedder: "Embedder", collection: str, *,
+             on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+             extra: Callable[["Chunk"], Mapping[str, Any]] | None = None, scope: Collection[str] | None = None,
+             label: str = "") -> IndexReport:
         """Make the collection hold exactly ``chunks``: write missing or changed points, then delete stale ones.
 
         Args:
             chunks: every chunk of the docs tree for this strategy, in order.
             embedder: gives the vectors (its cache makes already-seen texts free).
-            on_progress: ``on_progress(done, total, stats)`` after every batch (total = points to write).
-            should_stop: a callable or ``threading.Event``, checked between batches; when set, the sync stops, stale points are kept,
-                and the report says ``cancelled``.
+            collection: the name `use` gave.
+            on_progress: a `Phase.INDEX` report after every batch (points written of points to write; ``cached``
+                counts those whose vector came from the embedding cache). ``label`` names the job in it.
+            cancel: checked between batches; when cancelled, the sync stops, stale points are kept, and the report
+                says ``cancelled``.
             extra: per-chunk payload additions (citation, url) from the retrieval layer.
             scope: the paths ``chunks`` stand for (a partial load: one file of the tree); points of other paths
                 are neither compared nor deleted. None: ``chunks`` are the whole tree.
@@ -550,7 +541,7 @@ class Store:
         from qdrant_client import models
 
         t0 = time.perf_counter()
-        name = self._current(collection)
+        name = collection
         if name not in self._dims:
             self.ensure_collection(name, embedder.dim)
         if scope is not None:
@@ -576,21 +567,20 @@ class Store:
         report.unchanged = len(wanted) - len(todo)
         total = len(todo)
 
+        started = Progress(Phase.INDEX, 0, total, unit="points", label=label)
+
         def progress() -> None:
             if on_progress is not None:
-                on_progress(report.upserted, total, {
-                    "embedded": report.embedded, "cached": report.cached, "unchanged": report.unchanged,
-                    "truncated": report.truncated, "collection": name,
-                })
+                on_progress(started.advanced(report.upserted, cached=report.cached))
 
         progress()
         for i in range(0, total, BATCH):
-            if stop_requested(should_stop):
+            if cancel is not None and cancel.cancelled:
                 report.cancelled = True
                 break
             batch = todo[i:i + BATCH]
-            vecs = embedder.embed([c.embed_text for _, c, _ in batch], token_counts=[c.embed_tokens for _, c, _ in batch])
-            st = embedder.last_stats
+            embedded = embedder.embed([c.embed_text for _, c, _ in batch], token_counts=[c.embed_tokens for _, c, _ in batch])
+            vecs, st = embedded.vectors, embedded.stats
             report.embedded += st.misses
             report.cached += st.hits
             points = [models.PointStruct(id=pid, vector=v.tolist(), payload=payload)
@@ -616,14 +606,14 @@ class Store:
     # -- searching --
 
     def search(self, vector: "np.ndarray | Sequence[float]", k: int = 5, threshold: float | None = None,
-               filters: Mapping[str, Any] | None = None, *, collection: str | None = None,
+               filters: Mapping[str, Any] | None = None, *, collection: str,
                paths: Collection[str] | None = None) -> list[Hit]:
         """The ``k`` nearest chunks, best first; hits under ``threshold`` are returned too, with ``kept=False``.
 
         ``filters`` maps payload keys to values (``{"chapter": "3"}``; see `parse_filter_value`); all must match.
         ``paths``: only chunks of these documents (a partial load's files).
         """
-        name = self._current(collection)
+        name = collection
         vec = vector.tolist() if hasattr(vector, "tolist") else list(vector)
         k = max(1, int(k))
         if paths is not None and not paths:

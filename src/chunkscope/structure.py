@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .outline_scan import Unsure, line_starts_of, scan
+from .outline_scan import Unsure, line_of, line_starts_of, scan
 
 if TYPE_CHECKING:
     from .docs import Document
@@ -82,7 +82,7 @@ class _LinesAndHeadings:
 
     def line_of(self, offset: int) -> int:
         """1-based line number of ``offset``."""
-        return bisect_right(self.line_starts, offset)
+        return line_of(self.line_starts, offset)
 
     def line_start(self, line: int) -> int:
         """Offset of the first character of a 1-based line."""
@@ -329,8 +329,7 @@ def _line_spans(text: str, starts: list[int]):
 def parse_structure(doc: "Document") -> Structure:
     """Parse ``doc`` once into blocks and headings with exact offsets."""
     text = doc.text
-    known = doc.cache.get("outline")
-    starts = known.line_starts if known is not None else line_starts_of(text)
+    starts = doc.analysis.line_starts  # the outline's, when it was made first: one line table per document
     n_lines = len(starts)
     tlen = len(text)
     line_end, span = _line_spans(text, starts)
@@ -449,19 +448,19 @@ class Outline(_LinesAndHeadings):
 
 
 def outline(doc: "Document") -> Outline:
-    """The document's outline, cached in ``doc.cache``: scanned when that is certain, else from ``doc.structure``."""
-    o = doc.cache.get("outline")
-    if o is not None:
-        return o
-    if doc.cache.get("structure") is None:
+    """The document's outline, made once (`Analysis.outline`): scanned when that is certain, else from the parse."""
+    return doc.analysis.outline
+
+
+def build_outline(doc: "Document") -> Outline:
+    """Make the outline: derived from the parse when the document has one, else scanned, else (when the scanner
+    cannot be sure) derived from a parse made now. `Analysis.outline` keeps it; call that instead."""
+    if not doc.analysis.structure_parsed:
         try:
-            o = _outline_from_scan(doc, *scan(doc.text, lambda src: _parser().parse(src), MATH_BLANK_LINES))
+            return _outline_from_scan(doc, *scan(doc.text, lambda src: _parser().parse(src), MATH_BLANK_LINES))
         except Unsure:
-            o = None
-    if o is None:
-        o = outline_from_structure(doc.structure, len(doc.text))
-    doc.cache["outline"] = o
-    return o
+            pass
+    return outline_from_structure(doc.structure, len(doc.text))
 
 
 def outline_from_structure(st: Structure, text_length: int) -> Outline:

@@ -15,9 +15,9 @@ pass before its collection is written (uniform batches waste no padding). Invali
 below the size) are recorded as skipped with the strategy's reason. Collections created by the sweep are
 dropped at the end unless ``keep``.
 
-Both take ``on_progress(done, total, stats)`` (done/total: configurations finished; ``stats`` says the phase
-and the step within the configuration) and ``should_stop`` (callable or ``threading.Event``); stopping returns
-the results so far with ``cancelled=True``. Headless: no rich/textual, torch only through the embedder.
+Both report `Progress` to ``on_progress``: each step (embedding, indexing, asking) of one configuration, with
+the whole job (configurations done of all) as its ``outer``; and both stop between batches when their
+`CancelToken` is cancelled, returning the results so far with ``cancelled=True``. Headless: no rich/textual, torch only through the embedder.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
 
 from .chunk import ParamError, Strategy, strategy_class
 from .evaluate import (
@@ -43,6 +43,7 @@ from .evaluate import (
     score_retriever,
 )
 from .payload import storage_estimate
+from .progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -50,11 +51,10 @@ if TYPE_CHECKING:
     from .embed import Embedder
     from .store import Store
 
-ProgressFn = Callable[[int, int, dict[str, Any]], None]
 T = TypeVar("T")
 
 DEFAULT_LEVELS = (2, 4)
-_METRIC = re.compile(r"^(?:(hit|recall|ndcg)@(\d+)|mrr)$")
+_METRIC = re.compile(r"^(?:(hit|recall|ndcg|passage_recall|passage_precision|passage_iou)@(\d+)|mrr|precision_omega)$")
 
 
 # --- the probe set --------------------------------------------------------------------------------------------
@@ -214,14 +214,16 @@ class _Run:
 def _run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embedder", store: "Store",
                 cases: Sequence[QueryCase], regions: Sequence[Region], qvecs: Any, *, ks: Sequence[int], miss_k: int,
                 threshold: float | None, depth: int, site_url: str | None,
-                step: Callable[[str, int, int, dict[str, Any]], None], should_stop: Any) -> _Run:
-    """Chunk, embed what is new (length-sorted), write the collection, and score the queries. Raises Cancelled."""
-    from .embed import Cancelled, text_sha
+                step: ProgressFn, cancel: CancelToken | None) -> _Run:
+    """Chunk, embed what is new (length-sorted), write the collection, and score the queries. Raises Cancelled.
+
+    ``step`` gets this configuration's own reports; the caller places them within the whole job."""
+    from .embed import text_sha
     from .retrieval import Retriever
     from .tokens import prepare
 
     t0 = time.perf_counter()
-    step("chunk", 0, 1, {})
+    step(Progress(Phase.CHUNK, 0, 1, unit="configuration", label=label))
     try:
         prepare(tree.documents, strategy.length_tokenizer)  # whole-document encodings on all cores, kept per doc
     except Exception:  # noqa: BLE001 - only a speed-up; chunking reports a bad tokenizer itself
@@ -239,19 +241,17 @@ def _run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Emb
     ordered = sorted(distinct.values(), key=lambda c: (-(c.embed_tokens or 0), -len(c.embed_text)))
     embedded = cached = None
     if getattr(embedder, "cache", None) is not None:  # without a cache the sync below embeds (once per point)
-        step("embed", 0, len(ordered), {})
-        embedder.embed([c.embed_text for c in ordered],
-                       on_progress=lambda done, total, st: step("embed", done, total, dict(st)),
-                       should_stop=should_stop, token_counts=[c.embed_tokens for c in ordered])
-        embedded, cached = embedder.last_stats.misses, embedder.last_stats.hits
-    report = retriever.ensure_indexed(lambda done, total, st: step("index", done, total, dict(st)), should_stop)
+        stats = embedder.embed([c.embed_text for c in ordered], on_progress=step, cancel=cancel,
+                               token_counts=[c.embed_tokens for c in ordered], label=label).stats
+        embedded, cached = stats.misses, stats.hits
+    report = retriever.ensure_indexed(step, cancel, label=label)
     if report.cancelled:
         raise Cancelled(f"stopped while indexing {label}")
     if embedded is None:
         embedded, cached = report.embedded, report.cached
     result = score_retriever(retriever, label, cases, regions, qvecs, ks=ks, threshold=threshold, miss_k=miss_k,
-                             depth=depth, tokenizer=_tokenizer(embedder), should_stop=should_stop, report=report,
-                             on_progress=lambda done, total, st: step("query", done, total, {}))
+                             depth=depth, tokenizer=_tokenizer(embedder), cancel=cancel, report=report,
+                             on_progress=step)
     return _Run(result, chunks, len(distinct), embedded, cached, retriever.collection, time.perf_counter() - t0)
 
 
@@ -263,8 +263,8 @@ def _tokenizer(embedder: "Embedder") -> Any:
         return None
 
 
-def _query_vectors(embedder: "Embedder", cases: Sequence[QueryCase], should_stop: Any) -> Any:
-    return embedder.embed([c.query for c in cases], should_stop=should_stop)
+def _query_vectors(embedder: "Embedder", cases: Sequence[QueryCase], cancel: CancelToken | None) -> Any:
+    return embedder.embed([c.query for c in cases], cancel=cancel, label="questions")
 
 
 # --- probe ----------------------------------------------------------------------------------------------------
@@ -335,7 +335,8 @@ class ProbeResult:
             d = s.to_dict()
             d["results"] = {
                 o.label: {"hit": o.hits[i], "rank": o.ranks[i], "reason": o.reasons[i], "cut_off": o.cut_off[i],
-                          "score": _round(o.eval.per_query[i].score) if o.eval else None}
+                          "score": _round(o.eval.per_query[i].score) if o.eval else None,
+                          **(o.eval.per_query[i].miss_dict() if o.eval else {})}
                 for o in self.outcomes
             }
             per_section.append(d)
@@ -373,7 +374,7 @@ def _cut_off(sections: Sequence[ProbeSection], chunks: Sequence["Chunk"], tree: 
 def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: int = 5,
           min_level: int = DEFAULT_LEVELS[0], max_level: int = DEFAULT_LEVELS[1], max_queries: int | None = None,
           unique: bool = True, probe_set: ProbeSet | None = None, embedder: "Embedder | None" = None,
-          store: "Store | None" = None, on_progress: ProgressFn | None = None, should_stop: Any = None,
+          store: "Store | None" = None, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
           depth: int = DEFAULT_DEPTH, site_url: str | None = None) -> ProbeResult:
     """Ask every section heading of ``tree`` and score each strategy on finding that section's body.
 
@@ -384,10 +385,10 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
         probe_set: questions made beforehand (`probe_sections`); else made here from the level/sample options.
         store: the vector store (each strategy keeps its collection there, as `index` would); default: the tree's
             local store, opened and closed here.
-        on_progress: ``(done, total, stats)``: strategies finished of all; ``stats`` has ``phase`` ("chunk",
-            "embed", "index", "query"), ``label``, ``step_done``/``step_total``.
+        on_progress: each step's `Progress`, within a `Phase.PROBE` report of strategies done of all.
+        cancel: stops between batches; the result then holds the strategies that finished (``cancelled``).
     """
-    from .embed import Cancelled, Embedder
+    from .embed import Embedder
     from .store import Store
 
     if k < 1:
@@ -404,17 +405,18 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
     own = store is None
     store = store or Store(tree.root)
     cases, regions = pset.cases, pset.regions
-    total = len(strategies)
-    try:
-        qvecs = _query_vectors(embedder, cases, should_stop)
-        for i, (label, strategy) in enumerate(strategies):
-            def step(phase: str, done: int, of: int, stats: dict[str, Any], _label: str = label, _i: int = i) -> None:
-                if on_progress is not None:
-                    on_progress(_i, total, {**stats, "phase": phase, "label": _label, "step_done": done,
-                                            "step_total": of})
+    whole = Progress(Phase.PROBE, 0, len(strategies), unit="strategies")
 
+    def report(p: Progress) -> None:
+        if on_progress is not None:
+            on_progress(p.within(whole))
+
+    try:
+        qvecs = _query_vectors(embedder, cases, cancel)
+        for i, (label, strategy) in enumerate(strategies):
+            whole = Progress(Phase.PROBE, i, whole.total, unit=whole.unit, started=whole.started, label=label)
             run = _run_config(tree, label, strategy, embedder, store, cases, regions, qvecs, ks=ks, miss_k=k,
-                              threshold=None, depth=depth, site_url=site_url, step=step, should_stop=should_stop)
+                              threshold=None, depth=depth, site_url=site_url, step=report, cancel=cancel)
             ev = run.result
             result.outcomes.append(ProbeOutcome(
                 label=label, strategy=strategy.name, params=dict(strategy.params), chunks=len(run.chunks),
@@ -423,7 +425,7 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
                 seconds=run.seconds, eval=ev,
             ))
             if on_progress is not None:
-                on_progress(i + 1, total, {"phase": "done", "label": label, "step_done": 1, "step_total": 1})
+                on_progress(whole.advanced(i + 1))
     except Cancelled:
         result.cancelled = True
     finally:
@@ -445,7 +447,8 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 class UnknownMetric(ParamError):
     """A ranking metric the sweep does not know; ``expected`` says which forms it takes."""
 
-    expected = "expected mrr, hit@N, recall@N or ndcg@N (N >= 1)"
+    expected = ("expected mrr, hit@N, recall@N, ndcg@N, passage_recall@N, passage_precision@N, passage_iou@N "
+                "or precision_omega (N >= 1)")
 
     def __init__(self, metric: str) -> None:
         self.metric = metric
@@ -614,7 +617,7 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
           queries: Sequence[QueryCase] | ProbeSet, *, base_params: Mapping[str, Any] | None = None, k: int = 5,
           metric: str | None = None, threshold: float | None = None, max_queries: int | None = None,
           embedder: "Embedder | None" = None, store: "Store | None" = None, keep: bool = False,
-          on_progress: ProgressFn | None = None, should_stop: Any = None, depth: int = DEFAULT_DEPTH,
+          on_progress: ProgressFn | None = None, cancel: CancelToken | None = None, depth: int = DEFAULT_DEPTH,
           site_url: str | None = None) -> SweepResult:
     """Score every combination of ``grid`` for one strategy; see the module docstring.
 
@@ -623,15 +626,17 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
         grid: parameter name → values (raw strings are coerced per point).
         queries: labelled queries (`evaluate.load_queries`) or a `ProbeSet` (then no threshold applies).
         base_params: parameters every point shares (a preset's, ``--param``); the grid's values win.
-        metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N`` (default ``hit@k``).
+        metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N``, the passage-level
+            ``passage_recall@N``, ``passage_precision@N``, ``passage_iou@N`` or ``precision_omega`` (characters;
+            `chunkscope.evaluate`) (default ``hit@k``).
         max_queries: score on this many queries, spread evenly (deterministic).
         store: the vector store; default: the tree's local store, opened and closed here. Every point gets its
             own collection in it; those created here are dropped at the end unless ``keep``.
-        on_progress: ``(done, total, stats)``: grid points finished (skipped ones included) of all; ``stats``
-            has ``phase`` ("chunk", "embed", "index", "query", "skipped", "done"), ``label``, ``index``,
-            ``step_done``/``step_total``, and ``embedded``/``cached`` so far.
+        on_progress: each step's `Progress`, within a `Phase.SWEEP` report of grid points finished (skipped
+            ones included) of all, labelled with the point's parameters.
+        cancel: stops between batches; the result then holds the points that finished (``cancelled``).
     """
-    from .embed import Cancelled, Embedder, text_sha
+    from .embed import Embedder, text_sha
     from .store import Store
 
     t0 = time.perf_counter()
@@ -667,39 +672,43 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
     seen: set[str] = set()
     created: list[str] = []
     encode0 = getattr(embedder, "encode_seconds", 0.0)
+    whole = Progress(Phase.SWEEP, 0, total, unit="configurations")
+
+    def report(p: Progress) -> None:
+        if on_progress is not None:
+            on_progress(p.within(whole))
+
     try:
         existing = set(store.collections())
-        qvecs = _query_vectors(embedder, cases, should_stop)
-        result.query_embedded = embedder.last_stats.misses
+        asked = embedder.embed([c.query for c in cases], cancel=cancel, label="questions")
+        qvecs = asked.vectors
+        result.query_embedded = asked.stats.misses
         for point in points:
-            def step(phase: str, done: int, of: int, stats: dict[str, Any], _p: GridPoint = point) -> None:
-                if on_progress is not None:
-                    finished = _p.index + (1 if phase in ("done", "skipped") else 0)
-                    on_progress(finished, total, {**stats, "phase": phase, "label": _p.label, "index": _p.index,
-                                                  "step_done": done, "step_total": of,
-                                                  "embedded": result.embedded, "cached": result.cached})
-
+            whole = Progress(Phase.SWEEP, point.index, total, unit="configurations", started=whole.started,
+                             label=point.label)
             try:
                 strat = cls(**{**base, **point.params})
             except ParamError as exc:
                 point.status, point.reason = "skipped", str(exc)
-                step("skipped", 1, 1, {})
+                if on_progress is not None:
+                    on_progress(whole.advanced(point.index + 1))
                 continue
             point.params = {n: strat.params[n] for n in point.params}  # coerced values
+            # The collection is named before the run, so one that fails half-way is still dropped at the end.
+            coll = store.use(strat, embedder, owner=tree.root)
+            if coll not in existing and coll not in created:
+                created.append(coll)
             try:
                 run = _run_config(tree, point.label, strat, embedder, store, cases, regions, qvecs, ks=ks,
-                                  miss_k=k, threshold=threshold, depth=depth, site_url=site_url, step=step,
-                                  should_stop=should_stop)
+                                  miss_k=k, threshold=threshold, depth=depth, site_url=site_url, step=report,
+                                  cancel=cancel)
             except Cancelled:
                 raise
             except (ParamError, ValueError, LookupError) as exc:  # the strategy failed on a document
                 point.status, point.reason = "failed", f"{type(exc).__name__}: {exc}"
-                step("skipped", 1, 1, {})
+                if on_progress is not None:
+                    on_progress(whole.advanced(point.index + 1))
                 continue
-            finally:
-                coll = store.collection
-                if coll and coll not in existing and coll not in created:
-                    created.append(coll)
             ev = run.result
             point.status = "ok"
             point.metrics = dict(ev.metrics)
@@ -713,7 +722,8 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
             result.embedded += run.embedded
             result.cached += run.cached
             seen.update(text_sha(c.embed_text) for c in run.chunks)
-            step("done", 1, 1, {})
+            if on_progress is not None:
+                on_progress(whole.advanced(point.index + 1))
     except Cancelled:
         result.cancelled = True
     finally:
@@ -731,7 +741,4 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
     result.distinct_texts = len(seen)
     result.encode_seconds = getattr(embedder, "encode_seconds", 0.0) - encode0
     result.seconds = time.perf_counter() - t0
-    if on_progress is not None and not result.cancelled:
-        on_progress(total, total, {"phase": "finished", "label": "", "index": total, "step_done": 1,
-                                   "step_total": 1, "embedded": result.embedded, "cached": result.cached})
     return result

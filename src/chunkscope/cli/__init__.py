@@ -50,13 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"chunkscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue  # a command module not shipped in this build
-            raise
-        mod.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
@@ -68,7 +62,9 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from ..tokens import TokenizerError
 
     errors: list[type[BaseException]] = [ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError]
-    for mod, names in (("..embed", ("EmbedError", "MissingExtra")), ("..store", ("StoreError",)), ("..evaluate", ("QueriesError",))):
+    for mod, names in (("..encoders", ("EmbedError",)), ("..extras", ("MissingExtra",)),
+                       ("..embedder_spec", ("EmbedderSpecError",)), ("..search_modes", ("SearchModeError",)),
+                       ("..store", ("StoreError",)), ("..evaluate", ("QueriesError", "BaselineError"))):
         try:
             m = importlib.import_module(mod, __name__)
         except ImportError:
@@ -79,7 +75,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
 
 def _stops() -> tuple[type[BaseException], ...]:
     """Exceptions that mean the user stopped the work: exit 130, like Ctrl-C itself."""
-    from ..embed import Cancelled  # embed needs only the base install (numpy, tokens)
+    from ..progress import Cancelled
 
     return (Interrupted, Cancelled)
 

@@ -126,11 +126,11 @@ def chunk_tree(tree: DocsTree, resolved: ResolvedStrategy, cfg=None, lint: bool 
         if r.error:
             print(visible(f"{r.doc.path}: chunk-error: {r.error}", oneline=True), file=sys.stderr)
     if lint:
-        from ..lint import lint_tree
+        from ..lint import annotate_results, lint_tree
 
-        # One pass over the tree: duplicates are found across files (as `chunkscope lint` finds them) and word
-        # pieces are counted in one batch; the findings land in each chunk's warnings.
-        lint_tree(tree, resolved, cfg, results=results)
+        # One pass over the tree: duplicates are found across files (as `chunkscope lint` finds them); the
+        # findings' rule ids land in the chunks' warnings (lint marks copies, never the chunks it was given).
+        results = annotate_results(results, lint_tree(tree, resolved, cfg, results=results))
     return results
 
 
@@ -282,7 +282,7 @@ class TreeStats:
 
 def embed_dim(model: str) -> int:
     """The embedding size of a model, read from its files (no torch): 384 for all-MiniLM-L6-v2."""
-    from ..tokens import TokenizerError, resolve_model_dir
+    from ..paths import TokenizerError, resolve_model_dir
 
     try:
         d = resolve_model_dir(model)

@@ -1,40 +1,88 @@
-"""``probe`` and ``sweep``: a retrieval check that needs no labels, and a parameter grid scored end to end.
+"""``eval``, ``probe`` and ``sweep``: strategies scored on labelled questions (against a saved baseline too), a
+retrieval check that needs no labels, and a parameter grid scored end to end.
 
-Registered by ``cmd_tuning.register`` (after ``compare``). The work is done by `chunkscope.tuning`; this module
-parses arguments, shows progress on stderr and prints tables, JSON and the winning preset.
+Registered by ``cmd_tuning.register`` (after ``compare``). The work is done by `chunkscope.evaluate` and
+`chunkscope.tuning`; this module parses arguments, shows progress on stderr and prints tables, every miss with
+the chunks that outranked it, JSON, baseline changes and the winning preset.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..chunk import ParamError
+from ..evaluate import PASSAGE_UNITS
 from . import Interrupted
 from .cmd_core import documents_exit
 from .cmd_retrieval import (
     _add_store_args,
-    graceful_interrupt,
     make_embedder,
     open_store,
 )
 from .common import (
+    EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
     add_docs_arg,
+    add_strategy_args,
     console,
     error,
     human_bytes,
     json_line,
     load_context,
+    strategies_from_args,
     visible,
 )
-from .table_layout import DROP, Col, fit_table
+from .progress_bar import graceful_interrupt, progress_bar
+from .table_layout import DROP, Col, fit_table, wrap_items
+
+#: What the passage-level metrics are, for ``eval --help``.
+EVAL_EPILOG = """\
+passage-level metrics (after Chroma's "Evaluating Chunking Strategies for Retrieval", 2024) measure text, not
+chunks. The passage is the expected section's body (without its heading line), the expected text, or the file.
+For the top k chunks kept by the threshold:
+  passage_recall@k     share of the passage inside them
+  passage_precision@k  share of their text that is passage (text that overlapping chunks share counted once)
+  passage_iou@k        passage ∩ chunks over passage ∪ chunks
+  precision_omega      precision of exactly the chunks touching the passage: the ceiling the chunking sets
+Counted in characters unless --passage-unit tokens (the embedding model's word pieces over the same spans).
+
+miss reasons: absent, truncated, threshold, shadowed (a near-duplicate elsewhere in the tree, cosine >= 0.95 or
+the same text, took its place), split, below-k. Each miss names the chunk holding the passage (rank, score,
+path:line) and the chunks ranked above it.
+
+baselines: --save-baseline FILE keeps every strategy's metrics; --baseline FILE prints each metric's change and
+exits 1 when one drops by more than --tolerance (the same 0-1 units as the metrics: 0.02 is two points).
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="hit@k, MRR, recall@k, nDCG@k and passage recall/precision/IoU per strategy "
+                                    "on labelled queries", epilog=EVAL_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_docs_arg(p)
+    p.add_argument("queries", metavar="QUERIES", help="JSONL or YAML: {query, expect: {path, heading|anchor|text}}")
+    add_strategy_args(p, multiple=True)
+    _add_store_args(p)
+    p.add_argument("-k", default="1,3,5,10", metavar="K,K,...", help="cut-offs (default 1,3,5,10)")
+    p.add_argument("--threshold", type=float, default=None, help="score threshold (default from config, else none)")
+    p.add_argument("--passage-unit", choices=PASSAGE_UNITS, default="chars",
+                   help="what passage-level metrics count: chars (default) or tokens (the embedding model's word "
+                        "pieces over the same spans)")
+    p.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
+                   help="exit 1 when a strategy scores under the bar, e.g. hit@5=0.8 (repeatable)")
+    p.add_argument("--save-baseline", metavar="FILE", help="write every strategy's metrics to FILE (JSON), for --baseline")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="print each metric's change since FILE (from --save-baseline); exit 1 when one drops by "
+                        "more than --tolerance")
+    p.add_argument("--tolerance", type=float, default=0.0, metavar="DROP",
+                   help="how far a metric may fall below the baseline, in the metric's own 0-1 units "
+                        "(0.02 = two points; default 0: any drop fails)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_eval)
+
     p = sub.add_parser("probe", help="label-free retrieval check: does each section heading find its own section?")
     add_docs_arg(p)
     p.add_argument("--strategy", "-s", action="append", metavar="NAME",
@@ -60,7 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
                    help="values of one parameter (repeat for more parameters; every combination is scored)")
     p.add_argument("-k", type=int, default=5, help="cut-off of the default metric hit@k and of MRR (default 5)")
-    p.add_argument("--metric", metavar="METRIC", help="what ranks the points: hit@N, mrr, recall@N, ndcg@N (default hit@k)")
+    p.add_argument("--metric", metavar="METRIC",
+                   help="what ranks the points: hit@N, mrr, recall@N, ndcg@N, passage_recall@N, "
+                        "passage_precision@N, passage_iou@N, precision_omega (passages in characters; default hit@k)")
     p.add_argument("--probe", action="store_true", help="score on the section headings instead of QUERIES")
     _add_probe_args(p)
     p.add_argument("--threshold", type=float, default=None, help="score threshold for QUERIES (default from config, else none)")
@@ -91,39 +141,224 @@ def _check_k(k: int) -> int:
     return k
 
 
-@contextmanager
-def config_progress(title: str, quiet: bool = False) -> Iterator[Callable[[int, int, dict[str, Any]], None]]:
-    """A rich progress bar on stderr over configurations (strategies or grid points), with the current step."""
-    if quiet or not sys.stderr.isatty():
-        yield lambda done, total, stats: None
+# --- eval -----------------------------------------------------------------------------------------------------
+
+
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise ParamError(f"-k {text!r}: expected numbers like 1,3,5,10") from None
+    if not ks or ks[0] < 1:
+        raise ParamError(f"-k {text!r}: cut-offs must be positive")
+    return ks
+
+
+def _parse_bars(items: list[str] | None) -> dict[str, float]:
+    bars: dict[str, float] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParamError(f"--fail-under {item!r}: expected metric=value, e.g. hit@5=0.8")
+        m, v = item.split("=", 1)
+        try:
+            bars[m.strip()] = float(v)
+        except ValueError:
+            raise ParamError(f"--fail-under {item!r}: {v!r} is not a number") from None
+    return bars
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ..evaluate import Baseline, evaluate, load_queries
+
+    ks = _parse_ks(args.k)
+    bars = _parse_bars(args.fail_under)
+    if not args.tolerance >= 0:
+        raise ParamError(f"--tolerance must be 0 or more (a drop in the metrics' 0-1 units), got {args.tolerance}")
+    # A missing or damaged baseline fails in a second, not after indexing the tree.
+    baseline = Baseline.load(args.baseline) if args.baseline else None
+    if baseline is not None:
+        baseline.check_unit(args.passage_unit)
+    ctx = load_context(args)
+    queries = load_queries(args.queries)
+    resolved = strategies_from_args(args, ctx.config)
+    threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
+    embedder = make_embedder(ctx, args)
+    with open_store(ctx, args) as store:
+        with graceful_interrupt() as cancel, progress_bar("eval", quiet=args.json) as on_progress:
+            results = evaluate(
+                ctx.tree, [(r.label, r.strategy) for r in resolved], queries, ks=ks, threshold=threshold,
+                embedder=embedder, store_factory=lambda label, strategy: _SharedStore(store), on_progress=on_progress,
+                cancel=cancel, site_url=ctx.config.site_url or None, passage_unit=args.passage_unit,
+            )
+    for metric in bars:
+        if results and metric not in results[0].metrics:
+            raise ParamError(f"--fail-under: unknown metric {metric!r} (have {', '.join(results[0].metrics)})")
+    failed = [(r.strategy_label, m, r.metrics[m], bar) for r in results for m, bar in bars.items() if r.metrics[m] < bar]
+    comparison = baseline.compare(results, args.tolerance) if baseline is not None else None
+    regressions = comparison.regressions if comparison is not None else []
+    if args.json:
+        out = {"results": [r.to_dict() for r in results],
+               "failed": [{"strategy": s, "metric": m, "value": v, "bar": b} for s, m, v, b in failed],
+               "baseline": comparison.to_dict() if comparison is not None else None}
+        print(json_line(out))
+    else:
+        print_eval(results, ks, comparison)
+        for s, m, v, b in failed:
+            print(f"chunkscope: {s}: {m} = {v:.3f} is under --fail-under {b}", file=sys.stderr)
+        for c in regressions:
+            print(f"chunkscope: {visible(c.strategy, oneline=True)}: {c.metric} fell from {c.before:.3f} to "
+                  f"{c.after:.3f} ({c.delta:+.3f}), more than --tolerance {args.tolerance}", file=sys.stderr)
+    if args.save_baseline and results:
+        # After the output: a path that cannot be written loses the file, not the run's report.
+        Baseline.of(results).save(args.save_baseline)
+        if not args.json:
+            print(f"chunkscope: baseline of {len(results)} strategies saved to {args.save_baseline}", file=sys.stderr)
+    # A stop (Ctrl-C) raised `Cancelled` out of evaluate(): the command line's one handler makes it exit 130.
+    return EXIT_FINDINGS if failed or regressions else documents_exit(ctx.tree)
+
+
+class _SharedStore:
+    """Lets evaluate() use the command's store without closing it (the command owns it)."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def __enter__(self):
+        return self._store
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def _delta_cell(change, tolerance: float) -> Any:
+    """A metric's change since the baseline: ▼ in red for a regression, a smaller drop in yellow."""
+    from rich.text import Text
+
+    if change is None or change.before is None:
+        return Text("new", style="dim")
+    if change.after is None:
+        return Text("—", style="dim")
+    d = change.delta
+    if change.regression:
+        return Text(f"{d:+.3f} ▼", style="bold red")
+    if d == 0:
+        return Text("=", style="dim")
+    return Text(f"{d:+.3f}", style="green" if d > 0 else "yellow")
+
+
+def eval_table(results, width: int, comparison=None, **table_kw: Any) -> Any:
+    """Metrics down, strategies across (a dozen metrics never fit side by side, two strategies always do); the
+    best of several strategies in bold green; with a baseline, each strategy's change beside it."""
+    from rich.text import Text
+
+    metrics = list(results[0].metrics)
+    several = len(results) > 1
+    cols = [Col("metric", [*metrics, f"misses (top {results[0].miss_k})"])]
+    for r in results:
+        cells: list[Any] = []
+        for m in metrics:
+            best = max(x.metrics[m] for x in results)
+            cells.append(Text(f"{r.metrics[m]:.3f}", style="bold green" if several and r.metrics[m] == best else ""))
+        cells.append(", ".join(f"{n} {k}" for k, n in r.reasons.items() if n) or "—")
+        cols.append(Col(visible(r.strategy_label, oneline=True), cells, justify="right", overflow="fold"))
+        if comparison is not None:
+            deltas = [_delta_cell(comparison.change(r.strategy_label, m), comparison.tolerance)
+                      if r.strategy_label in comparison.baseline.strategies else Text("new", style="dim")
+                      for m in metrics]
+            cols.append(Col("Δ", [*deltas, ""], justify="right"))
+    steps = [(c.header, 12) for c in cols[1:] if c.header != "Δ"]
+    return fit_table(cols, width, steps, **table_kw)[0]
+
+
+def print_eval(results, ks: list[int], comparison=None) -> None:
+    from rich.text import Text
+
+    con = console()
+    if not results:
         return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    title = f"retrieval on {len(results[0].per_query)} queries"
+    if comparison is not None:
+        title += f", change since {comparison.baseline.source}"
+    con.print(eval_table(results, con.width, comparison, title=visible(title, oneline=True), title_justify="left"))
+    unit = "characters" if results[0].passage_unit == "chars" else "the model's word pieces"
+    con.print(Text(f"passage metrics in {unit}; text shared by overlapping chunks counted once", style="dim"))
+    if comparison is not None:
+        print_baseline_notes(con, comparison)
+    for r in results:
+        misses = [q for q in r.per_query if q.reason]
+        if not misses:
+            continue
+        con.print()
+        con.print(Text(f"{visible(r.strategy_label, oneline=True)}: {len(misses)} missed", style="bold"))
+        for q in misses:
+            line = Text(f"  {q.reason:<10} ", style="yellow")
+            line += Text(visible(q.query, oneline=True))
+            if q.detail:
+                line += Text(f"  — {visible(q.detail, oneline=True)}", style="dim")
+            con.print(line)
+            print_miss_chunks(con, q, indent=4)
 
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(), console=console(sys.stderr), transient=True,
-    )
-    task = progress.add_task(title, total=None, detail="")
 
-    def on_progress(done: int, total: int, stats: dict[str, Any]) -> None:
-        phase = stats.get("phase", "")
-        of = stats.get("step_total") or 0
-        frac = (stats.get("step_done", 0) / of) if of and phase in ("embed", "index", "query") else 0.0
-        detail = visible(str(stats.get("label", "")), oneline=True)
-        if phase in ("embed", "index", "query"):
-            detail += f": {phase} {stats.get('step_done', 0)}/{of}"
-        if "embedded" in stats and phase != "index":
-            detail += f" · {stats['embedded']} embedded, {stats.get('cached', 0)} cached"
-        progress.update(task, completed=min(total, done + frac), total=total, detail=detail)
+def print_baseline_notes(con, comparison) -> None:
+    """What the baseline comparison could not compare, and how many regressions it found."""
+    from rich.text import Text
 
-    with progress:
-        yield on_progress
+    b = comparison.baseline
+    if b.queries != comparison.queries:
+        con.print(Text(f"the baseline was measured on {b.queries} queries, this run on {comparison.queries}: "
+                       f"the changes include the questions added or removed", style="yellow"))
+    for label in comparison.missing:
+        con.print(Text(f"{visible(label, oneline=True)}: in the baseline, not in this run", style="yellow"))
+    for label in comparison.new:
+        con.print(Text(f"{visible(label, oneline=True)}: not in the baseline (nothing to compare)", style="dim"))
+    n = len(comparison.regressions)
+    if n:
+        con.print(Text(f"{n} regression{'s' if n != 1 else ''} (▼): a drop of more than {comparison.tolerance}",
+                       style="bold red"))
+    else:
+        con.print(Text(f"no metric dropped by more than {comparison.tolerance}", style="green"))
+
+
+def chunk_words(c) -> str:
+    """``#3 0.612 path:line``; an unranked chunk by its score alone (when known)."""
+    where = visible(c.where, oneline=True)
+    if c.rank is not None:
+        return f"#{c.rank} {c.score:.3f} {where}"
+    return f"unranked {c.score:.3f} {where}" if c.score is not None else f"unranked {where}"
+
+
+def print_miss_chunks(con, q, indent: int = 4) -> None:
+    """A miss's expected chunk (rank, score, path:line) and the chunks that outranked it, each on wrapped lines
+    that never cut a ``path:line``."""
+    from rich.text import Text
+
+    pad = " " * indent
+    if q.expected is not None:
+        holds = "(holds the passage)" if q.expected_whole else "(holds part of the passage)"
+        for line in wrap_items(f"{pad}expected  ", [chunk_words(q.expected), holds], con.width, sep=" "):
+            con.print(Text(line, style="dim"), overflow="fold")
+    if not q.outranked_by:
+        return
+    items = []
+    for o in q.outranked_by:
+        word = chunk_words(o)
+        if o.duplicate:
+            alike = f"cosine {o.similarity:.3f}" if o.similarity is not None else "same text"
+            word += f" (near-duplicate, {alike})"
+        items.append(word)
+    more = (q.outranked_count - len(q.outranked_by)) if q.outranked_count is not None else None
+    if more:
+        items.append(f"and {more} more")
+    elif more is None:
+        items.append("and every other chunk searched")
+    for line in wrap_items(f"{pad}above it  ", items, con.width):
+        con.print(Text(line, style="dim"), overflow="fold")
 
 
 # --- probe ----------------------------------------------------------------------------------------------------
@@ -145,9 +380,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
         return EXIT_OK
     embedder = make_embedder(ctx, args)
     with open_store(ctx, args) as store:
-        with graceful_interrupt() as stop, config_progress("probe", quiet=args.json) as on_progress:
+        with graceful_interrupt() as cancel, progress_bar("probe", quiet=args.json) as on_progress:
             result = probe(ctx.tree, [(r.label, r.strategy) for r in resolved], k=k, probe_set=pset,
-                           embedder=embedder, store=store, on_progress=on_progress, should_stop=stop.is_set,
+                           embedder=embedder, store=store, on_progress=on_progress, cancel=cancel,
                            site_url=ctx.config.site_url or None)
     if args.json:
         print(json_line(result.to_dict()))
@@ -227,7 +462,8 @@ def print_missed(con, result, title: str, sections, show: int, outcome=None) -> 
     for s in sections[:limit]:
         line = Text(f"  {visible(s.where, oneline=True)}  ", style="cyan") + Text(visible(s.heading, oneline=True))
         notes = []
-        for o in ([outcome] if outcome is not None else result.outcomes):
+        judged = [outcome] if outcome is not None else result.outcomes
+        for o in judged:
             i = index[id(s)]
             why = "heading cut off" if o.cut_off[i] else (o.reasons[i] or "")
             if o.ranks[i] is not None:
@@ -239,6 +475,14 @@ def print_missed(con, result, title: str, sections, show: int, outcome=None) -> 
         else:
             con.print(line)
             con.print(Text("    ") + why)
+        # Each strategy's chunk for the section and what outranked it (a probe built by hand has no evaluation).
+        for o in judged:
+            q = o.eval.per_query[index[id(s)]] if o.eval is not None else None
+            if q is None or q.reason is None:
+                continue
+            if several and outcome is None:
+                con.print(Text(f"    {visible(o.label, oneline=True)}:", style="dim"))
+            print_miss_chunks(con, q, indent=6 if several and outcome is None else 4)
     if len(sections) > limit:
         con.print(Text(f"  … and {len(sections) - limit} more (--show 0 lists all, --json has every section)",
                        style="dim"))
@@ -304,10 +548,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
     embedder = make_embedder(ctx, args)
     with open_store(ctx, args) as store:
-        with graceful_interrupt() as stop, config_progress(f"sweep {strat}", quiet=args.json) as on_progress:
+        with graceful_interrupt() as cancel, progress_bar(f"sweep {strat}", quiet=args.json) as on_progress:
             result = sweep(ctx.tree, strat, grid, queries, base_params=base, k=k, metric=args.metric,
                            threshold=threshold, max_queries=None if args.probe else max_q, embedder=embedder,
-                           store=store, keep=args.keep, on_progress=on_progress, should_stop=stop.is_set,
+                           store=store, keep=args.keep, on_progress=on_progress, cancel=cancel,
                            site_url=ctx.config.site_url or None)
     if args.json:
         print(json_line(result.to_dict()))

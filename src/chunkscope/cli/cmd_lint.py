@@ -5,7 +5,8 @@ least one is, and a file lint could not check is one: a file that could not be r
 malformed) or that the strategy failed to chunk is reported in every format as a ``load-problem`` or
 ``not-chunked`` error, the other files are checked all the same. 2 when the docs, config or parameters cannot be
 used, or no file could be checked at all. A CI job never passes on docs it did not look at: 1 and 2 both fail it;
-1 says "fix the docs", 2 "fix the command or its setup".
+1 says "fix the docs", 2 "fix the command or its setup". The first Ctrl-C stops the run after the file being
+linted (exit 130, nothing printed: a partial report would read as a clean one).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .common import (
     strategies_from_args,
     visible,
 )
+from .progress_bar import graceful_interrupt, progress_bar
 
 FORMATS = ("text", "json", "github")
 
@@ -85,7 +87,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the (longer) chunking
     results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
     display = display_paths(args, ctx.tree)
-    report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results, display=display)
+    with graceful_interrupt() as cancel, progress_bar("lint") as on_progress:
+        report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results,
+                           display=display, cancel=cancel, on_progress=on_progress)
     unchecked = unchecked_files(ctx.tree, report, display)
     for note in report.notes:
         print(visible(note, oneline=True), file=sys.stderr)

@@ -1,23 +1,18 @@
-"""``index``, ``query`` and ``eval``: embed the chunks into Qdrant, ask questions, score strategies on labels."""
+"""``index`` and ``query``: embed the chunks into Qdrant and ask questions (``eval`` lives in cmd_eval_tools)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
 
 from . import Interrupted
+from .progress_bar import graceful_interrupt, progress_bar
 from .cmd_core import documents_exit
 from .common import (
-    EXIT_FINDINGS,
     add_docs_arg,
     add_strategy_args,
     console,
-    json_line,
     load_context,
     snippet,
     strategies_from_args,
@@ -26,9 +21,16 @@ from .common import (
 
 
 def _add_store_args(p: argparse.ArgumentParser) -> None:
+    """The flags every retrieval command shares: where the vectors live and which embedder makes them."""
     p.add_argument("--qdrant-url", metavar="URL",
                    help="a Qdrant server (default: the embedded local store; API key from QDRANT_API_KEY)")
-    p.add_argument("--model", metavar="NAME", help="embedding model name or local folder (default all-MiniLM-L6-v2)")
+    p.add_argument("--embedder", "--model", dest="embedder", metavar="MODEL",
+                   help="all-MiniLM-L6-v2 (default, offline), st:PATH (a local sentence-transformers model) or "
+                        "openai:MODEL (an OpenAI-compatible endpoint, see --embed-url); default: [embedder] model")
+    p.add_argument("--embed-url", metavar="URL",
+                   help="base URL of the openai: endpoint, e.g. http://localhost:11434/v1 for Ollama "
+                        "(default: [embedder] url, else https://api.openai.com/v1; key from OPENAI_API_KEY or "
+                        "[embedder] api_key_env)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,24 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_strategy_args(p)
     _add_store_args(p)
     p.add_argument("-k", type=int, default=None, help="how many chunks to retrieve (default 5)")
-    p.add_argument("--threshold", type=float, default=None, help="score threshold (default 0.7, seed 004)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="score threshold (default: [query] threshold, else the embedder's own: 0.7 for "
+                        "text-embedding-3-small as in seed 004, 0.35 for all-MiniLM-L6-v2)")
     p.add_argument("--filter", action="append", metavar="KEY=VALUE",
                    help="payload filter, e.g. chapter_id=ch03 or path=intro.md: any metadata field of the strategy "
                         "(see `chunk --format jsonl`) or path, heading, chunk_index (repeatable: all must match)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_query)
-
-    p = sub.add_parser("eval", help="hit@k, MRR, recall@k, nDCG@k per strategy on labelled queries")
-    add_docs_arg(p)
-    p.add_argument("queries", metavar="QUERIES", help="JSONL or YAML: {query, expect: {path, heading|anchor|text}}")
-    add_strategy_args(p, multiple=True)
-    _add_store_args(p)
-    p.add_argument("-k", default="1,3,5,10", metavar="K,K,...", help="cut-offs (default 1,3,5,10)")
-    p.add_argument("--threshold", type=float, default=None, help="score threshold (default from config, else none)")
-    p.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
-                   help="exit 1 when a strategy scores under the bar, e.g. hit@5=0.8 (repeatable)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_eval)
 
 
 # --- shared -----------------------------------------------------------------------------------------------------
@@ -78,64 +70,12 @@ def open_store(ctx, args):
 
 
 def make_embedder(ctx, args):
+    """The embedder: --embedder/--embed-url over [embedder] (see `Config.embedder_spec`)."""
     from ..embed import Embedder
 
-    return Embedder(getattr(args, "model", None) or ctx.config.embed_model, device=ctx.config.embedding.get("device"))
-
-
-@contextmanager
-def graceful_interrupt() -> Iterator[threading.Event]:
-    """First Ctrl-C asks the work to stop after the current batch (the store stays consistent); a second one
-    interrupts at once."""
-    stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
-
-    def handler(signum, frame):  # noqa: ANN001 - signal handler signature
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        print("\nchunkscope: stopping after this batch (Ctrl-C again to abort)…", file=sys.stderr)
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield stop
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextmanager
-def index_progress(label: str, quiet: bool = False):
-    """A rich progress bar on stderr: points written, embedded vs cached, rate and ETA."""
-    if quiet or not sys.stderr.isatty():
-        yield lambda done, total, stats: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    from .common import console as make_console
-
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"), TimeRemainingColumn(),
-        console=make_console(sys.stderr), transient=True,
-    )
-    task = progress.add_task(f"indexing {label}", total=None, detail="")
-
-    def on_progress(done: int, total: int, stats: dict[str, Any]) -> None:
-        detail = ", ".join(f"{k} {stats[k]}" for k in ("embedded", "cached", "deleted") if k in stats)
-        if "rate" in stats:
-            detail += f", {stats['rate']:.1f}/s"
-        progress.update(task, completed=done, total=total or None, detail=detail)
-
-    with progress:
-        yield on_progress
+    e = ctx.config.embedding
+    spec = ctx.config.embedder_spec(getattr(args, "embedder", None), getattr(args, "embed_url", None))
+    return Embedder(spec, device=e.get("device"), batch_size=int(e.get("batch_size", 32)), runtime=e.get("runtime"))
 
 
 def report_line(label: str, r) -> str:
@@ -150,8 +90,8 @@ def report_line(label: str, r) -> str:
 
 
 def ensure_index(retriever, label: str, quiet: bool = False):
-    with graceful_interrupt() as stop, index_progress(label, quiet) as on_progress:
-        return retriever.ensure_indexed(on_progress, stop.is_set)
+    with graceful_interrupt() as cancel, progress_bar(f"index {label}", quiet) as on_progress:
+        return retriever.ensure_indexed(on_progress, cancel)
 
 
 # --- index ------------------------------------------------------------------------------------------------------
@@ -226,9 +166,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)[0]
     k = ctx.config.k if args.k is None else args.k
-    threshold = ctx.config.threshold if args.threshold is None else args.threshold
     filters = _filters(args.filter)
     embedder = make_embedder(ctx, args)
+    threshold = args.threshold
+    if threshold is None:
+        threshold = ctx.config.threshold if ctx.config.threshold is not None else embedder.default_threshold
     with open_store(ctx, args) as store:
         retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
                               citation_template=resolved.citation_template)
@@ -278,119 +220,3 @@ def print_hits(hits, question: str, threshold: float | None, label: str, filters
         con.print(Text(f"no chunk matches the filter {visible(wanted, oneline=True)}", style="yellow"))
     elif not hits:
         con.print(Text("no chunks in the index", style="yellow"))
-
-
-# --- eval -------------------------------------------------------------------------------------------------------
-
-
-def _parse_ks(text: str) -> list[int]:
-    from ..chunk import ParamError
-
-    try:
-        ks = sorted({int(x) for x in text.split(",") if x.strip()})
-    except ValueError:
-        raise ParamError(f"-k {text!r}: expected numbers like 1,3,5,10") from None
-    if not ks or ks[0] < 1:
-        raise ParamError(f"-k {text!r}: cut-offs must be positive")
-    return ks
-
-
-def _parse_bars(items: list[str] | None) -> dict[str, float]:
-    from ..chunk import ParamError
-
-    bars: dict[str, float] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ParamError(f"--fail-under {item!r}: expected metric=value, e.g. hit@5=0.8")
-        m, v = item.split("=", 1)
-        try:
-            bars[m.strip()] = float(v)
-        except ValueError:
-            raise ParamError(f"--fail-under {item!r}: {v!r} is not a number") from None
-    return bars
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    from ..chunk import ParamError
-    from ..evaluate import evaluate, load_queries
-
-    ctx = load_context(args)
-    ks = _parse_ks(args.k)
-    bars = _parse_bars(args.fail_under)
-    queries = load_queries(args.queries)
-    resolved = strategies_from_args(args, ctx.config)
-    threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
-    embedder = make_embedder(ctx, args)
-    with open_store(ctx, args) as store:
-        with graceful_interrupt() as stop, index_progress("eval", quiet=args.json) as on_progress:
-            results = evaluate(
-                ctx.tree, [(r.label, r.strategy) for r in resolved], queries, ks=ks, threshold=threshold,
-                embedder=embedder, store_factory=lambda label, strategy: _SharedStore(store), on_progress=on_progress,
-                should_stop=stop.is_set, site_url=ctx.config.site_url or None,
-            )
-    for metric in bars:
-        if results and metric not in results[0].metrics:
-            raise ParamError(f"--fail-under: unknown metric {metric!r} (have {', '.join(results[0].metrics)})")
-    failed = [(r.strategy_label, m, r.metrics[m], bar) for r in results for m, bar in bars.items() if r.metrics[m] < bar]
-    if args.json:
-        out = {"results": [r.to_dict() for r in results],
-               "failed": [{"strategy": s, "metric": m, "value": v, "bar": b} for s, m, v, b in failed]}
-        print(json_line(out))
-    else:
-        print_eval(results, ks)
-        for s, m, v, b in failed:
-            print(f"chunkscope: {s}: {m} = {v:.3f} is under --fail-under {b}", file=sys.stderr)
-    # A stop (Ctrl-C) raised `Cancelled` out of evaluate(): the command line's one handler makes it exit 130.
-    return EXIT_FINDINGS if failed else documents_exit(ctx.tree)
-
-
-class _SharedStore:
-    """Lets evaluate() use the command's store without closing it (the command owns it)."""
-
-    def __init__(self, store) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str):
-        return getattr(self._store, name)
-
-    def __enter__(self):
-        return self._store
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-def print_eval(results, ks: list[int]) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    con = console()
-    if not results:
-        return
-    metrics = list(results[0].metrics)
-    # Metrics down, strategies across: a dozen metrics never fit side by side, two strategies always do.
-    t = Table(title=f"retrieval on {len(results[0].per_query)} queries", title_justify="left")
-    t.add_column("metric")
-    for r in results:
-        t.add_column(visible(r.strategy_label, oneline=True), justify="right")
-    for m in metrics:
-        values = [r.metrics[m] for r in results]
-        best = max(values)
-        t.add_row(m, *[Text(f"{v:.3f}", style="bold green" if len(values) > 1 and v == best else "") for v in values])
-    t.add_row("misses (top-5)", *[", ".join(f"{n} {k}" for k, n in sorted(r.reasons.items()) if n) or "—" for r in results])
-    con.print(t)
-    for r in results:
-        misses = [q for q in r.per_query if q.reason]
-        if not misses:
-            continue
-        con.print()
-        con.print(Text(f"{r.strategy_label}: {len(misses)} missed", style="bold"))
-        for q in misses:
-            line = Text(f"  {q.reason:<10} ", style="yellow")
-            line += Text(visible(q.query, oneline=True))
-            if q.detail:
-                line += Text(f"  — {visible(q.detail, oneline=True)}", style="dim")
-            con.print(line)

@@ -65,13 +65,11 @@ def _resolve_pair(args: argparse.Namespace, cfg):
     return a, b
 
 
-def _lint_counts(ctx, resolved, results) -> tuple[int, int] | None:
+def _lint_counts(ctx, resolved, results) -> tuple[int, int]:
     """(errors, warnings) as `chunkscope lint` counts them: every rule, duplicates across files included (a
     per-document pass sees only a file's own duplicates)."""
-    try:
-        from ..lint import lint_tree
-    except ImportError:
-        return None
+    from ..lint import lint_tree
+
     report = lint_tree(ctx.tree, resolved, ctx.config, results=results)
     return report.errors, report.warnings
 
@@ -93,7 +91,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         out = diff.to_dict()
         out["stats"] = [s.to_dict() for s in stats]
-        out["lint"] = [{"errors": x[0], "warnings": x[1]} if x else None for x in lints]
+        out["lint"] = [{"errors": x[0], "warnings": x[1]} for x in lints]
         print(json.dumps(out, indent=2))
         return code
     from rich.text import Text
@@ -112,8 +110,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ("tokenizer", lambda s: s.tokenizer),
     ]
     table_rows = [(name, [f(s) for s in stats]) for name, f in rows]
-    if all(lints):
-        table_rows.append(("lint errors / warnings", [f"{x[0]} / {x[1]}" for x in lints]))
+    table_rows.append(("lint errors / warnings", [f"{x[0]} / {x[1]}" for x in lints]))
     print_side_by_side(con, "side by side", [a.label, b.label], table_rows)
     changed = diff.changed_files
     if changed:

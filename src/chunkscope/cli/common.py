@@ -23,7 +23,8 @@ def error(msg: str, stream: TextIO | None = None) -> None:
 
 def user_message(exc: BaseException) -> str:
     """The line a known error shows; a missing optional part says what to install."""
-    from ..embed import MissingExtra
+    from ..embedder_spec import EmbedderSpecError
+    from ..extras import MissingExtra
     from ..lint import UnknownRule
     from ..tuning import UnknownMetric
 
@@ -32,6 +33,8 @@ def user_message(exc: BaseException) -> str:
     # The core names what was wrong; the command line names the flag it came from.
     if isinstance(exc, UnknownMetric):
         return f"--metric {exc.metric!r}: {exc.expected}"
+    if isinstance(exc, EmbedderSpecError):
+        return f"--embedder: {exc}"
     if isinstance(exc, UnknownRule) and exc.source in ("select", "ignore"):
         return f"--{exc.source}: unknown rule {exc.rule!r} ({exc.known()})"
     return str(exc)

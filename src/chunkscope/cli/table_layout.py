@@ -156,3 +156,24 @@ def fit_table(cols: list[Col], width: int, steps: Sequence[tuple[str, int]] = ()
                  else c.cells[r] for c, w in shown]
         table.add_row(*cells, style=row_styles[r] if row_styles else None)
     return table, [c.header for c, w in zip(cols, widths) if w is None]
+
+
+def wrap_items(head: str, items: Sequence[str], width: int, sep: str = " · ") -> list[str]:
+    """``head`` followed by ``items`` joined with ``sep``, broken into lines of at most ``width`` cells between
+    items (never inside one), the lines after the first indented under the first item. An item wider than a line
+    gets a line of its own, whole: cutting a ``path:line`` would make it useless."""
+    from rich.cells import cell_len
+
+    indent = " " * cell_len(head)
+    lines: list[str] = []
+    line = head
+    fresh = True  # nothing on this line yet but its head or indent
+    for item in items:
+        piece = item if fresh else sep + item
+        if not fresh and cell_len(line + piece) > width:
+            lines.append(line)
+            line, piece = indent, item
+        line += piece
+        fresh = False
+    lines.append(line)
+    return lines

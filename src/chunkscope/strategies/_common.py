@@ -6,6 +6,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from ..analysis import MemoSlot
 from ..structure import ATOMIC_KINDS, Block, Heading, trim  # noqa: F401 - trim: the strategies import it from here
 
 if TYPE_CHECKING:
@@ -68,10 +69,11 @@ class Protected:
 
     @classmethod
     def of(cls, doc: "Document", kinds: frozenset[str] = ATOMIC_KINDS) -> "Protected":
-        key = ("protected", kinds)
-        p = doc.cache.get(key)
+        """The document's protected spans of these kinds, made once per document and set of kinds."""
+        by_kinds = doc.analysis.memo(_PROTECTED, dict)
+        p = by_kinds.get(kinds)
         if p is None:
-            p = doc.cache[key] = cls(doc.structure.blocks, kinds)
+            p = by_kinds[kinds] = cls(doc.structure.blocks, kinds)
         return p
 
     def containing(self, pos: int) -> tuple[int, int, Block] | None:
@@ -128,3 +130,7 @@ def pack(units: Sequence[tuple[int, int]], budget: int, counter: "SliceCounter")
     if cur_s is not None:
         out.append((cur_s, cur_e, counter.count(cur_s, cur_e) > budget))
     return out
+
+
+#: Each document's `Protected` spans, by the set of block kinds they protect (strategies ask for two sets).
+_PROTECTED: MemoSlot[dict[frozenset[str], Protected]] = MemoSlot("strategies: protected spans by kinds")

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
+from ..analysis import MemoSlot
+from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy
 from ..site import doc_numbering
 from ..tokens import TIKTOKEN_NAMES
 from ._common import FENCE_KINDS, Protected, sections, trim
@@ -68,14 +70,15 @@ class ContentTypeStrategy(Strategy):
         Param("split_level", int, 2, "regions are sections at this heading level (higher levels also cut)", min=1, max=6),
         Param("framework_keywords", dict, DEFAULT_FRAMEWORKS, "framework → keywords (case-insensitive, whole words)"),
     )
+    constraints: ClassVar[tuple[Constraint, ...]] = tuple(
+        Constraint("overlap_tokens", "<", f"{kind}_tokens") for kind in TYPES)
     required_metadata: ClassVar[tuple[str, ...]] = ("module", "chapter", "section", "type")
+    metadata_fields: ClassVar[tuple[str, ...]] = ("language", "framework", "complexity", "prerequisites",
+                                                  "related_sections")
     citation_template: ClassVar[str] = "{chapter} › {section}"
 
     def validate(self) -> None:
         p = self.params
-        smallest = min(p["theoretical_tokens"], p["code_tokens"], p["mixed_tokens"])
-        if p["overlap_tokens"] >= smallest:
-            raise ParamError(f"{self.name}: overlap_tokens ({p['overlap_tokens']}) must be below every budget (smallest: {smallest})")
         fw = p["framework_keywords"]
         clean: dict[str, tuple[str, ...]] = {}
         for key, words in fw.items():
@@ -134,13 +137,14 @@ class ContentTypeStrategy(Strategy):
         fences = Protected.of(doc, FENCE_KINDS)
         base = self._document_metadata(doc)
         # Both depend on the text (and the keyword map) only: kept per document for live tuning.
-        languages = doc.cache.get("content-type languages")
-        if languages is None:
-            languages = doc.cache["content-type languages"] = _Languages(doc)
-        kw_key = ("content-type keywords", tuple(self._keyword_owner.items()))
-        keywords = doc.cache.get(kw_key)
+        memo = doc.analysis.memo(_MEMO, _Memo)
+        if memo.languages is None:
+            memo.languages = _Languages(doc)
+        languages = memo.languages
+        kw_key = tuple(self._keyword_owner.items())
+        keywords = memo.keywords.get(kw_key)
         if keywords is None:
-            keywords = doc.cache[kw_key] = self._frameworks(text)
+            keywords = memo.keywords[kw_key] = self._frameworks(text)
         fm_framework = doc.front_matter.get("framework")
         fm_framework = fm_framework.strip() if isinstance(fm_framework, str) and fm_framework.strip() else None
         out: list[Span] = []
@@ -343,6 +347,19 @@ class _KeywordHits:
         if not counts:
             return None
         return max(counts, key=lambda k: (counts[k], -self.order.index(k)))
+
+
+@dataclass(slots=True)
+class _Memo:
+    """What this strategy keeps per document (`Analysis.memo`): it depends on the text (and the keyword map)
+    only, so a re-chunk with new sizes (live tuning) finds it made."""
+
+    languages: _Languages | None = None
+    #: Keyword positions, by the keyword map (keyword → framework) they were found for.
+    keywords: dict[tuple[tuple[str, str], ...], _KeywordHits] = field(default_factory=dict)
+
+
+_MEMO: MemoSlot[_Memo] = MemoSlot("content-type: fence languages and keyword positions")
 
 
 def _is_word(ch: str) -> bool:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
+from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, Span, Strategy
 from ..site import doc_numbering
+from ..structure import first_content
 
 if TYPE_CHECKING:
     from ..docs import Document
@@ -34,13 +35,10 @@ class FixedStrategy(Strategy):
         Param("chunk_overlap", int, 50, "Tokens each window shares with the previous one (< chunk_size)", min=0),
         Param("encoding", str, "cl100k_base", "tiktoken encoding of the windows", choices=("cl100k_base", "o200k_base")),
     )
+    constraints = (Constraint("chunk_overlap", "<", "chunk_size"),)
     required_metadata = ("chapter_id",)
+    metadata_fields = ("chunk_index", "token_count", "heading")
     citation_template = "{chapter_id} › {heading}"
-
-    def validate(self) -> None:
-        p = self.params
-        if p["chunk_overlap"] >= p["chunk_size"]:
-            raise ParamError(f"{self.name}: chunk_overlap ({p['chunk_overlap']}) must be below chunk_size ({p['chunk_size']})")
 
     def limits(self) -> Limits:
         return Limits(self.params["encoding"], self.params["chunk_size"])
@@ -93,10 +91,7 @@ class FixedStrategy(Strategy):
             if text[a:b].isspace():  # a window of blank lines carries nothing to retrieve
                 continue
             n = count(a, b)
-            first = a
-            while first < b and text[first].isspace():
-                first += 1
-            h = ol.heading_of(first, b)
+            h = ol.heading_of(first_content(text, a, b), b)
             warnings = []
             if ol.fence_at(a) or ol.fence_at(b):
                 warnings.append(SPLIT_FENCE)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
-from ..chunk import OVERSIZE, Limits, Param, ParamError, Span, Strategy
+from ..chunk import OVERSIZE, Constraint, Limits, Param, Span, Strategy
 from ._common import FENCE_KINDS, Protected, sections, trim
 
 if TYPE_CHECKING:
@@ -63,17 +63,16 @@ class HeaderWindowStrategy(Strategy):
         Param("hard_max_words", int, 900, "lint: no chunk may exceed this many words (seed validation)", min=1),
         Param("lint_min_words", int, 100, "lint: no chunk but the last may be shorter than this", min=0),
     )
+    constraints: ClassVar[tuple[Constraint, ...]] = (
+        Constraint("target_words", "<=", "max_words"),
+        Constraint("overlap_words", "<", "target_words"),
+        # Merging chunks under min_words would make chunks over max_words the split had just cut.
+        Constraint("min_words", "<=", "max_words"),
+        Constraint("lint_min_words", "<=", "hard_max_words"),
+    )
     required_metadata: ClassVar[tuple[str, ...]] = ("chapter", "section")
+    metadata_fields: ClassVar[tuple[str, ...]] = ("subsection", "sections", "file_path", "chunk_index")
     citation_template: ClassVar[str] = "{chapter} › {section}"
-
-    def validate(self) -> None:
-        p = self.params
-        if p["target_words"] > p["max_words"]:
-            raise ParamError(f"{self.name}: target_words ({p['target_words']}) must not exceed max_words ({p['max_words']})")
-        if p["overlap_words"] >= p["target_words"]:
-            raise ParamError(f"{self.name}: overlap_words ({p['overlap_words']}) must be below target_words ({p['target_words']})")
-        if p["lint_min_words"] > p["hard_max_words"]:
-            raise ParamError(f"{self.name}: lint_min_words ({p['lint_min_words']}) must not exceed hard_max_words ({p['hard_max_words']})")
 
     @property
     def length_tokenizer(self) -> str:

@@ -22,8 +22,8 @@ ranges into ``Document.text`` instead of strings:
 Because the sum of separately counted pieces is not the count of the joined text (tokens merge across piece
 edges), a merged chunk can be a token or so over ``chunk_size``; such chunks carry the ``oversize`` warning, as
 do unsplittable pieces. Counts come from the document's `SliceCounter` (exact), a whole run of pieces at a time;
-the pieces of each (range, separator) and their counts are kept in ``doc.cache``, so re-chunking with a new size or
-overlap re-uses every count already made.
+the pieces of each (range, separator) and their counts are kept in the document's analysis (a memo slot of this
+module's, per tokenizer), so re-chunking with a new size or overlap re-uses every count already made.
 
 Headings (the ``heading`` metadata) and fenced code blocks (the ``split-fence`` warning) come from the document's
 `Outline`, so chunking never costs a full Markdown parse.
@@ -33,14 +33,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, ParamError, Span, Strategy
+from ..analysis import MemoSlot
+from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy
 from ..site import doc_numbering
+from ..structure import first_content, trim
 
 if TYPE_CHECKING:
     from ..docs import Document
 
 #: Seed 004's separators: paragraphs, lines, sentences, words, characters.
 DEFAULT_SEPARATORS = ("\n\n", "\n", ". ", " ", "")
+#: Per tokenizer, the `RecursiveSplitter` memo of each (start, end, separator): its pieces and their counts.
+_PIECES: MemoSlot[dict[str, dict[tuple[int, int, str], tuple[list[int], list[int]]]]] = MemoSlot(
+    "recursive: pieces and counts per tokenizer")
 
 
 class RecursiveSplitter:
@@ -119,11 +124,7 @@ class RecursiveSplitter:
         self._emit(run[head][0], run[-1][1], total)
 
     def _emit(self, a: int, b: int, total: int) -> None:
-        text = self.text
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
+        a, b = trim(self.text, a, b)
         if b > a:
             self.out.append((a, b, total))
 
@@ -160,13 +161,13 @@ class RecursiveStrategy(Strategy):
         Param("encoding", str, "cl100k_base", "tiktoken encoding that measures lengths", choices=("cl100k_base", "o200k_base")),
         Param("separators", list, list(DEFAULT_SEPARATORS), "Separators tried in order; \"\" cuts between characters"),
     )
+    constraints = (Constraint("chunk_overlap", "<", "chunk_size"),)
     required_metadata = ("chapter_id", "heading")
+    metadata_fields = ("module", "week_number", "chunk_index", "token_count")
     citation_template = "{chapter_id} › {heading}"
 
     def validate(self) -> None:
         p = self.params
-        if p["chunk_overlap"] >= p["chunk_size"]:
-            raise ParamError(f"{self.name}: chunk_overlap ({p['chunk_overlap']}) must be below chunk_size ({p['chunk_size']})")
         seps = p["separators"]
         if not seps or not all(isinstance(s, str) for s in seps):
             raise ParamError(f"{self.name}: separators must be a non-empty list of strings, got {seps!r}")
@@ -179,7 +180,7 @@ class RecursiveStrategy(Strategy):
         """The chunk ranges ``(start, end, summed piece count)`` for the whole text of ``doc``."""
         p = self.params
         counter = self.counter(doc)
-        memo = doc.cache.setdefault(("recursive-pieces", self.length_tokenizer), {})
+        memo = doc.analysis.memo(_PIECES, dict).setdefault(self.length_tokenizer, {})
         splitter = RecursiveSplitter(doc.text, p["chunk_size"], p["chunk_overlap"], p["separators"],
                                      counter.piece_counts, memo)
         return splitter.split(0, len(doc.text))
@@ -194,10 +195,7 @@ class RecursiveStrategy(Strategy):
         spans: list[Span] = []
         for index, (a, b, _) in enumerate(self.ranges(doc)):
             n = count(a, b)
-            first = a
-            while first < b and text[first].isspace():
-                first += 1
-            h = ol.heading_of(first if first < b else a, b)
+            h = ol.heading_of(first_content(text, a, b), b)
             warnings = []
             # A boundary strictly inside a fenced code block splits it.
             if ol.fence_at(a) or ol.fence_at(b):

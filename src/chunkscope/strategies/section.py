@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..chunk import OVERSIZE, Limits, Param, Span, Strategy
+from ..chunk import OVERSIZE, Constraint, Limits, Param, Span, Strategy
 from ..site import doc_numbering, heading_fragment
 from ..structure import Heading
 from ._common import Protected, Section, sections, trim
@@ -89,7 +89,7 @@ def _atomic_cut(doc: "Document", lo: int, x: int) -> tuple[int, int] | None:
     otherwise the full parse does. The answer is the same either way; the outline is just cheaper.
     """
     text = doc.text
-    if "structure" not in doc.cache and not _MAY_OPEN_ATOMIC.search(text, lo, x):
+    if not doc.analysis.structure_parsed and not _MAY_OPEN_ATOMIC.search(text, lo, x):
         f = doc.outline.fence_containing(x)
         return f if f is not None and text[f[0]:x].strip() and text[x:f[1]].strip() else None
     prot = Protected.of(doc)
@@ -152,13 +152,15 @@ class SectionStrategy(Strategy):
         Param("min_tokens", int, 50, "validation minimum per chunk (checked by lint)", 0, None),
         Param("encoding", str, "cl100k_base", "tokenizer the limits are counted in", choices=ENCODINGS),
     )
+    # No pair for overlap_tokens: the overlap is capped by max_tokens where it is added (`overlap_end`).
+    constraints = (Constraint("min_tokens", "<=", "max_tokens", default_follows=True),)
     required_metadata = ("chapter_id", "chapter_title", "section_title")
+    metadata_fields = ("chapter_number", "section_number", "url_anchor", "token_count", "overlap_tokens",
+                       "source_file")
     citation_template = "Source: Chapter {chapter_number}, Section {section_number} - {section_title}"
 
     def limits(self) -> Limits:
-        # A minimum above the maximum (max_tokens lowered, min_tokens left at 50) cannot be met: cap it.
-        return Limits(self.params["encoding"], self.params["max_tokens"],
-                      min(self.params["min_tokens"], self.params["max_tokens"]))
+        return Limits(self.params["encoding"], self.params["max_tokens"], self.params["min_tokens"])
 
     def spans(self, doc: "Document") -> list[Span]:
         counter = self.counter(doc)

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..chunk import OVERSIZE, SPLIT_FENCE, Limits, Param, Span, Strategy
+from ..analysis import MemoSlot
+from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, Span, Strategy
 from ..sentences import sentence_spans
 from ..site import doc_numbering, heading_fragment, section_numbers
 from ..structure import Block
@@ -69,6 +70,24 @@ class _Unit:
     final: bool = False  # a piece cut at words: never cut again
 
 
+@dataclass(slots=True)
+class _Memo:
+    """What this strategy keeps per document (`Analysis.memo`): it depends on the text and boundary_levels only,
+    never on max_tokens, so a re-chunk with a new budget (live tuning) only packs again."""
+
+    #: The sections, by boundary_levels.
+    sections: dict[int, list[Section]] = field(default_factory=dict)
+    #: By boundary_levels, the units of each overflowing section, by the section's start.
+    units: dict[int, dict[int, tuple[_Unit, ...]]] = field(default_factory=dict)
+    #: The sentence spans of each ``(start, end)`` range.
+    sentences: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
+    #: A paragraph unit's sentence units, by the unit's own fields.
+    sentence_units: dict[tuple, list[_Unit]] = field(default_factory=dict)
+
+
+_MEMO: MemoSlot[_Memo] = MemoSlot("section-sentence: sections, units and sentences")
+
+
 def _chain_of(block: Block) -> tuple[str, ...]:
     """How a block is cut when it does not fit: containers at their children, code at definitions, …"""
     kind = block.kind
@@ -95,13 +114,13 @@ class SectionSentenceStrategy(Strategy):
         Param("encoding", str, "cl100k_base", "tokenizer the limits are counted in", choices=ENCODINGS),
         Param("boundary_levels", int, 4, "deepest heading level that starts a section (4 = ####)", 2, 6),
     )
+    constraints = (Constraint("min_tokens", "<=", "max_tokens", default_follows=True),)
     required_metadata = ("chapter", "section", "url_anchor")
+    metadata_fields = ("chunk_id", "subsection", "token_count", "chunk_index", "source_file")
     citation_template = "Chapter {chapter}, Section {section}"
 
     def limits(self) -> Limits:
-        # A minimum above the maximum (max_tokens lowered, min_tokens left at 50) cannot be met: cap it.
-        return Limits(self.params["encoding"], self.params["max_tokens"],
-                      min(self.params["min_tokens"], self.params["max_tokens"]))
+        return Limits(self.params["encoding"], self.params["max_tokens"], self.params["min_tokens"])
 
     def spans(self, doc: "Document") -> list[Span]:
         return _Cutter(doc, self.counter(doc), self.params["max_tokens"], self.params["boundary_levels"]).spans()
@@ -145,11 +164,11 @@ class _Cutter:
         doc, text = self.doc, self.text
         # Sections, heading numbers and each section's units depend on the text and boundary_levels only, never
         # on max_tokens: kept per document, so live tuning of the budget only packs again.
-        memo = doc.cache.setdefault(("section-sentence", self.levels), {})
-        if "sections" not in memo:
-            memo["sections"] = _join_heading_only(text, chapter_sections(doc, self.levels))
-            memo["units"] = {}
-        secs, units_of = memo["sections"], memo["units"]
+        memo = doc.analysis.memo(_MEMO, _Memo)
+        secs = memo.sections.get(self.levels)
+        if secs is None:
+            secs = memo.sections[self.levels] = _join_heading_only(text, chapter_sections(doc, self.levels))
+        units_of = memo.units.setdefault(self.levels, {})
         numbering = doc_numbering(doc)
         numbers = section_numbers(doc)
         # chunk_id: seed 000's "ch3-s3.2-001" ("ch" + chapter, or the page's name when the chapter is unknown;
@@ -361,7 +380,7 @@ class _Cutter:
     def _sentence_spans(self, start: int, end: int) -> list[tuple[int, int]]:
         """Sentence bounds in ``[start, end)``: they depend only on the text, never on the parameters, so they are
         kept per document and a re-chunk with new parameters (live tuning) does not segment again."""
-        memo = self.doc.cache.setdefault("sentence_spans", {})
+        memo = self.doc.analysis.memo(_MEMO, _Memo).sentences
         bounds = memo.get((start, end))
         if bounds is None:
             bounds = memo[(start, end)] = list(sentence_spans(self.text, start, end))
@@ -372,7 +391,7 @@ class _Cutter:
 
         Kept per document like the section units (they do not depend on the budget; packing never changes them).
         """
-        memo = self.doc.cache.setdefault("section-sentence units", {})
+        memo = self.doc.analysis.memo(_MEMO, _Memo).sentence_units
         key = (u.start, u.end, u.chain, u.flags, u.glue, u.final)
         parts = memo.get(key)
         if parts is None:

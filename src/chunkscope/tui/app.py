@@ -63,6 +63,7 @@ class ChunkscopeApp(App[int]):
             return
         from .screens.compare import CompareScreen
         from .screens.evaluation import EvaluationScreen
+        from .screens.files import FilesScreen, FilesTable
         from .widgets.lint_pane import LintPane
         from .widgets.query_pane import HitList, QueryPane
         from .widgets.source_view import SourceView
@@ -73,6 +74,7 @@ class ChunkscopeApp(App[int]):
             ("Source view", list(SourceView.BINDINGS)),
             ("Query pane", list(QueryPane.BINDINGS) + list(HitList.BINDINGS)),
             ("Lint pane", list(LintPane.BINDINGS)),
+            ("Files view", list(FilesScreen.BINDINGS) + list(FilesTable.BINDINGS)),
             ("Compare mode", list(CompareScreen.BINDINGS)),
             ("Evaluation", list(EvaluationScreen.BINDINGS)),
         ]

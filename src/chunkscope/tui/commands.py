@@ -35,6 +35,8 @@ class ChunkscopeCommands(Provider):
             ("export: chunks as JSONL", explorer.export_chunks,
              "write every chunk of the tree (current strategy) to a .jsonl file in the working directory"),
             ("view: lint", explorer.action_lint, "the tree's lint findings"),
+            ("view: files (worst first)", explorer.action_files,
+             "every file with its chunks, over-limit chunks, errors, warnings and unread text, worst first"),
             ("view: query", explorer.action_query, "ask the docs a question"),
             ("help: keys", app.action_help, "every key, the colours of the source view"),
         ]

@@ -5,16 +5,19 @@
 on first draw and memoised, so the view only ever pays for the lines on screen, and a 40 KB page re-chunks and
 redraws without touching pygments again (colours come from `highlight.line_colours`, computed once per file).
 
-`RowMap` is the soft wrap: which screen rows each line takes at a given width. It depends on the text and the
-width only, never on the chunks, so a view keeps it across re-chunks of the same document.
+`RowMap` is the soft wrap: which screen rows each line takes at a given width. The text's wrap depends on the
+text and the width only, never on the chunks, so a view keeps it across re-chunks of the same document; the notes
+drawn after some lines (lint findings, where the embedder stops) wrap with their line, and a change of notes
+re-wraps those lines alone (`RowMap.with_notes`).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from itertools import accumulate
+from typing import Any, Iterable
 
 from rich.cells import cell_len, get_character_cell_size, split_graphemes
 from rich.segment import Segment
@@ -23,7 +26,7 @@ from rich.style import Style
 from ..chunk import Chunk
 from ..safe_text import visible
 from ..docs import Document
-from ..structure import line_starts_of
+from ..outline_scan import line_of
 from .highlight import PLAIN, LineColours, line_colours
 
 TAB = "    "
@@ -38,6 +41,8 @@ TRUNCATED_BG = "#3a1a1a"
 GAP_STYLE = Style(dim=True)
 GUTTER_STYLE = Style(color="#6c7380")
 SEVERITY_COLOURS = {"error": "#ff5f5f", "warning": "#e5c07b", "info": "#61afef"}
+#: The note after the line where the embedder stops reading a chunk.
+CUT_NOTE = ("  ✂ not embedded from here (beyond the model's max_seq_length)", Style(color="#ff8787", italic=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,20 +127,14 @@ class SourceLayout:
         self.doc = doc
         #: True while the chunks are still being computed: the text is drawn plain, nothing dimmed.
         self.pending = pending
-        #: perf_counter() of the change this layout answers, and of its first drawn line (live-tuning latency).
-        self.requested_at: float | None = None
-        self.drawn_at: float | None = None
-        #: Called (once, on the UI thread, right after that frame) when its first line has been drawn.
-        self.on_drawn: Callable[[], object] | None = None
         self.text = doc.text
         self.chunks = chunks
         self.truncations = truncations or {}
         self.limit = limit
         #: Chunk indices to flag in the gutter (compare mode: boundaries the other side does not share).
         self.differ = differ or set()
-        # The line table without parsing Markdown when the structure is not there yet (the first paint).
-        st = doc.cache.get("structure")
-        self.line_starts: list[int] = st.line_starts if st is not None else line_starts_of(doc.text)
+        # The line table alone: no Markdown is scanned or parsed for it (the first paint).
+        self.line_starts: list[int] = doc.analysis.line_starts
         self.line_count = len(self.line_starts)
         self.colours = colours if colours is not None else ([] if pending else line_colours(doc))
         self.regions = compute_regions(len(self.text), chunks, self.truncations)
@@ -152,6 +151,7 @@ class SourceLayout:
             self.first_line[c.index] = y
         self.cut_lines: set[int] = {self.line_of(off) - 1 for off in self.truncations.values()}
         self._pieces: dict[int, LinePieces] = {}
+        self._notes: dict[int, str] | None = None
         self.number_width = max(3, len(str(self.line_count)))
         self.max_width = max((self._line_width_estimate(y) for y in range(self.line_count)), default=0)
 
@@ -159,7 +159,7 @@ class SourceLayout:
 
     def line_of(self, offset: int) -> int:
         """1-based line holding ``offset`` (the structure's own rule: CRLF, CR or LF)."""
-        return bisect_right(self.line_starts, offset)
+        return line_of(self.line_starts, offset)
 
     def line_span(self, y: int) -> tuple[int, int]:
         """Offsets ``[start, end)`` of 0-based line ``y``, its line break excluded."""
@@ -240,18 +240,29 @@ class SourceLayout:
             segments.append((piece, style, _region_code(region)))
             width += cell_len(piece)
         fill_region = self.region_at(end) if end < len(text) else None
-        note: list[tuple[str, Style]] = []
-        if y in self.cut_lines:
-            note.append(("  ✂ not embedded from here (beyond the model's max_seq_length)", Style(color="#ff8787", italic=True)))
-        for m in self.marks.get(y + 1, []):
-            note.append(("  ◀ " + visible(m.text, oneline=True), Style(color=SEVERITY_COLOURS.get(m.severity, "#e5c07b"), italic=True)))
         return LinePieces(
             segments,
             _region_code(fill_region) if fill_region is not None else -1,
             bool(fill_region and fill_region.truncated),
             width,
-            note,
+            self.note_pieces(y),
         )
+
+    def note_pieces(self, y: int) -> list[tuple[str, Style]]:
+        """What is drawn after line ``y``'s text: where the embedder stops, then its lint notes (terminal-safe)."""
+        note: list[tuple[str, Style]] = []
+        if y in self.cut_lines:
+            note.append(CUT_NOTE)
+        for m in self.marks.get(y + 1, []):
+            note.append(("  ◀ " + visible(m.text, oneline=True), Style(color=SEVERITY_COLOURS.get(m.severity, "#e5c07b"), italic=True)))
+        return note
+
+    def notes(self) -> dict[int, str]:
+        """The text drawn after each line that has a note (0-based line: text), for the soft wrap (memoised)."""
+        if self._notes is None:
+            lines = sorted(y for y in self.cut_lines | {line - 1 for line in self.marks} if 0 <= y < self.line_count)
+            self._notes = {y: "".join(text for text, _ in self.note_pieces(y)) for y in lines}
+        return self._notes
 
     def background(self, code: int, selected: int | None) -> Style | None:
         """The band background of a region code (see `_region_code`), brighter for the selected chunk."""
@@ -389,39 +400,76 @@ class RowMap:
     line's drawing by character, not by cell: a wide character or a joined emoji is never cut in two,
     and every character is drawn on exactly one row. Built in one pass over the lines; only lines wider
     than the width are scanned, most of them with ``str.rfind``.
+
+    ``notes``: the text drawn after some lines (0-based line: text, `SourceLayout.notes`). A note is wrapped as
+    part of its line's drawing, so it continues on rows of its own instead of running off the edge; a note row
+    holds no source character (its offset is the line's end).
     """
 
-    __slots__ = ("text", "width", "line_count", "_first", "_chars", "_offs")
+    __slots__ = ("text", "width", "line_count", "notes", "_starts", "_text_wrap", "_first", "_chars", "_offs")
 
-    def __init__(self, text: str, line_starts: list[int], width: int) -> None:
+    def __init__(self, text: str, line_starts: list[int], width: int, notes: dict[int, str] | None = None) -> None:
         #: The text and width this map is for (a view keeps the map while both are the same).
         self.text = text
         self.width = width = max(width, 1)
         self.line_count = n = len(line_starts)
-        first = [0] * (n + 1)
+        self._starts = line_starts
+        counts = [1] * n
         #: For lines of more than one row: where each row starts in the line's drawn text (tabs expanded,
-        #: control characters shown: `LinePieces` concatenated), and the offset of its first source character.
-        self._chars: dict[int, list[int]] = {}
-        self._offs: dict[int, list[int]] = {}
-        row = 0
-        length = len(text)
+        #: control characters shown, the note after it: `LinePieces` concatenated), and the offset of its first
+        #: source character.
+        chars: dict[int, list[int]] = {}
+        offs: dict[int, list[int]] = {}
         for y in range(n):
-            first[y] = row
-            a = line_starts[y]
-            b = line_starts[y + 1] if y + 1 < n else length
-            # The line break is not drawn: this is `SourceLayout.line_span`.
-            while b > a and text[b - 1] in "\r\n":
-                b -= 1
+            a, b = self._bounds(y)
             if b - a <= width and _plain(text, a, b):
-                row += 1
                 continue
-            chars, offs = _wrap_line(text, a, b, width)
-            if len(chars) > 1:
-                self._chars[y] = chars
-                self._offs[y] = offs
-            row += len(chars)
-        first[n] = row
-        self._first = first
+            line_chars, line_offs = _wrap_line(text, a, b, width)
+            if len(line_chars) > 1:
+                chars[y] = line_chars
+                offs[y] = line_offs
+                counts[y] = len(line_chars)
+        #: The text's own wrap, without notes: kept by every map made from this one by `with_notes`.
+        self._text_wrap = (counts, chars, offs)
+        self._apply_notes(notes or {})
+
+    def _bounds(self, y: int) -> tuple[int, int]:
+        """Offsets of line ``y``, its line break excluded (the break is not drawn: `SourceLayout.line_span`)."""
+        text, starts = self.text, self._starts
+        a = starts[y]
+        b = starts[y + 1] if y + 1 < self.line_count else len(text)
+        while b > a and text[b - 1] in "\r\n":
+            b -= 1
+        return a, b
+
+    def _apply_notes(self, notes: dict[int, str]) -> None:
+        counts, chars, offs = self._text_wrap
+        if notes:
+            counts, chars, offs = counts.copy(), dict(chars), dict(offs)
+            for y, note in notes.items():
+                if not 0 <= y < self.line_count:
+                    continue
+                line_chars, line_offs = _wrap_line(self.text, *self._bounds(y), self.width, note)
+                counts[y] = len(line_chars)
+                if len(line_chars) > 1:
+                    chars[y], offs[y] = line_chars, line_offs
+                else:
+                    chars.pop(y, None)
+                    offs.pop(y, None)
+        #: The notes this map wraps (a view makes a new map when a layout brings other notes).
+        self.notes = notes
+        self._chars, self._offs = chars, offs
+        self._first = [0, *accumulate(counts)]
+
+    def with_notes(self, notes: dict[int, str]) -> "RowMap":
+        """This wrap with other notes: only the lines with a note, before or now, are wrapped again."""
+        if notes == self.notes:
+            return self
+        other = object.__new__(RowMap)
+        other.text, other.width, other.line_count = self.text, self.width, self.line_count
+        other._starts, other._text_wrap = self._starts, self._text_wrap
+        other._apply_notes(notes)
+        return other
 
     @property
     def rows(self) -> int:
@@ -466,6 +514,8 @@ class RowMap:
         """The row showing ``offset``, which lies on 0-based line ``y``."""
         offs = self._offs.get(y)
         k = 0 if offs is None else max(bisect_right(offs, offset) - 1, 0)
+        if offs is not None and offs[k] == offset:
+            k = bisect_left(offs, offset)  # the line's end starts every note row: the first of them
         return self.row_of_line(y) + k
 
 
@@ -512,9 +562,13 @@ def _plain(text: str, a: int, b: int) -> bool:
     return True
 
 
-def _wrap_line(text: str, a: int, b: int, width: int) -> tuple[list[int], list[int]]:
-    """Row starts of line ``text[a:b]`` wrapped at ``width`` cells: (index in the drawn line, source offset)."""
-    if _plain(text, a, b):
+def _wrap_line(text: str, a: int, b: int, width: int, note: str = "") -> tuple[list[int], list[int]]:
+    """Row starts of line ``text[a:b]`` wrapped at ``width`` cells: (index in the drawn line, source offset).
+
+    ``note``: drawn after the line's text (already terminal-safe), wrapped with it; its characters have no source
+    offset of their own (each counts as the line's end, ``b``).
+    """
+    if not note and _plain(text, a, b):
         # One cell per character, drawn as itself: indices are columns, and the search for a space runs at C speed.
         chars, offs = [0], [a]
         o = a
@@ -526,13 +580,18 @@ def _wrap_line(text: str, a: int, b: int, width: int) -> tuple[list[int], list[i
         return chars, offs
     # Anything else is measured as it is drawn (tabs expanded, control characters shown), grapheme by grapheme.
     pieces = [TAB if ch == "\t" else visible(ch, oneline=True) for ch in text[a:b]]
+    origins = list(range(a, b))
+    if note:
+        # One piece per character: a row may break anywhere in the note (after a space when it can).
+        pieces.extend(note)
+        origins.extend([b] * len(note))
     drawn = "".join(pieces)
     source: list[int] = []  # the source offset of each drawn character
     first = bytearray(len(drawn) + 1)  # 1 where a source character's drawing starts
     pos = 0
-    for i, piece in enumerate(pieces):
+    for piece, origin in zip(pieces, origins):
         first[pos] = 1
-        source.extend([a + i] * len(piece))
+        source.extend([origin] * len(piece))
         pos += len(piece)
     first[pos] = 1
     spans, total = split_graphemes(drawn)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..chunk import Chunk
 from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
+from ..progress import CancelToken, ProgressFn
 from ..wording import install_hint as _install_sentence
 
 #: How deep to search when looking for the rank of an expected chunk, or when filtering by chapter.
@@ -24,14 +25,14 @@ def retrieval_available() -> str | None:
 
     Looked up when the pane opens (without importing torch), so a base install says so before any work.
     """
-    from ..embed import missing_retrieval
+    from ..extras import missing_retrieval
 
     return install_hint(missing_retrieval())
 
 
 def install_hint(err: BaseException | None, what: str = "Querying") -> str | None:
     """The words for a missing optional part (`embed.MissingExtra`): what to install; None for other errors."""
-    from ..embed import MissingExtra
+    from ..extras import MissingExtra
 
     if not isinstance(err, MissingExtra):
         return None
@@ -141,12 +142,11 @@ class SearchSession:
                 self._retrievers[key] = r
             return r
 
-    def index(self, resolved: ResolvedStrategy, on_progress: Callable[[int, int, dict], None],
-              should_stop: Callable[[], bool]):
+    def index(self, resolved: ResolvedStrategy, on_progress: ProgressFn, cancel: CancelToken):
         """Bring the strategy's collection in step with the tree; returns the core's IndexReport."""
         with self.lock:
             r = self.retriever(resolved)
-            report = r.ensure_indexed(on_progress, should_stop)
+            report = r.ensure_indexed(on_progress, cancel, label=resolved.label)
             if not report.cancelled:
                 self.indexed.add(self._key(resolved))
             return report

@@ -201,16 +201,21 @@ def chunk_tree(
     lint = lint_module()
     if lint is not None and tree is not None and not cancelled():
         from ..chunk import ChunkedDoc
+        from ..progress import CancelToken, Cancelled
 
         try:
             results = [ChunkedDoc(d, entries[d.path].chunks, entries[d.path].error) for d in docs]
-            report = lint.lint_tree(tree, resolved, config, results=results, should_stop=cancelled)
-        except lint.LintCancelled:
+            report = lint.lint_tree(tree, resolved, config, results=results, cancel=CancelToken(poll=cancelled))
+        except Cancelled:
             return None
         except Exception as exc:  # noqa: BLE001 - a bad [lint] table: say so once, keep the counts
             result.lint_error = str(exc)
         else:
             result.lint = report
+            # Lint leaves the chunks it is given alone: the entries take the copies marked with the findings' rule
+            # ids (what the JSONL export writes as each chunk's warnings).
+            for r in lint.annotate_results(results, report):
+                entries[r.doc.path].chunks = r.chunks
             for f in report.findings:
                 e = entries.get(f.path)
                 if e is None:

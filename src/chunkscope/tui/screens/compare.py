@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -25,6 +28,22 @@ from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
 from ...wording import plural
 
+#: Columns of source text each side must keep to be read side by side: the explorer's own floor (a sentence).
+MIN_SIDE_TEXT = 30
+#: Columns each side spends on other things: its border (2), its scroll bar (2) and the gutter of a file of up to
+#: 9,999 lines (`SourceLayout.gutter_width`: 4 digits + 14).
+SIDE_CHROME = 2 + 2 + 18
+#: From this width the two sides are shown side by side (104 columns: 30 columns of text each); narrower, one side
+#: at a time. At 80 columns two sides keep about 20 columns of text each, too few to read a line.
+SIDE_BY_SIDE_FROM = 2 * (MIN_SIDE_TEXT + SIDE_CHROME)
+
+
+@dataclass
+class CompareMemory:
+    """What compare mode keeps between visits in one session: side B's strategy and parameters."""
+
+    b: ResolvedStrategy | None = None
+
 
 def default_other(config: Config, current: ResolvedStrategy, other: str | None) -> ResolvedStrategy:
     """The right-hand strategy: the one asked for, else the next usable strategy after the current one."""
@@ -39,21 +58,36 @@ def default_other(config: Config, current: ResolvedStrategy, other: str | None) 
 
 
 class CompareScreen(Screen):
-    """Two chunkings of one file; both sources share line numbers, so their boundaries line up."""
+    """Two chunkings of one file; both sources share line numbers, so their boundaries line up.
+
+    Below `SIDE_BY_SIDE_FROM` columns one side is shown at a time (its strategy bar and its source); ``s``
+    switches to the other at the same line, and a line under the bars says which side is shown.
+    """
 
     CSS_PATH = "compare.tcss"
 
     BINDINGS = [
         Binding("escape,c", "app.pop_screen", "Back", id="compare.back", tooltip="back to the explorer"),
-        Binding("n", "next_difference", "Next difference", id="compare.next-diff",
+        Binding("n", "next_difference", "Next diff", id="compare.next-diff",
                 tooltip="scroll to the next boundary only one side has"),
-        Binding("p", "prev_difference", "Prev difference", id="compare.prev-diff",
+        Binding("p", "prev_difference", "Prev diff", id="compare.prev-diff",
                 tooltip="scroll to the previous boundary only one side has"),
-        Binding("x", "swap", "Swap sides", id="compare.swap", tooltip="swap the two strategies"),
+        Binding("a", "edit_side('a')", "Edit A", id="compare.edit-a",
+                tooltip="focus side A's strategy picker (Tab goes on to its parameters)"),
+        Binding("b", "edit_side('b')", "Edit B", id="compare.edit-b",
+                tooltip="focus side B's strategy picker (Tab goes on to its parameters)"),
+        Binding("s", "switch_side", "Other side", id="compare.switch-side",
+                tooltip="on a narrow terminal, show the other side at the same line"),
+        Binding("x", "swap", "Swap", id="compare.swap", tooltip="swap the two strategies"),
     ]
+
+    #: Width classes (see compare.tcss): ``-single`` shows one side at a time.
+    HORIZONTAL_BREAKPOINTS = [(0, "-single"), (SIDE_BY_SIDE_FROM, "-split")]
 
     diff: var[FileDiff | None] = var(None, always_update=True)
     """How the two sides differ (from the core's compare)."""
+    shown: var[str] = var("a")
+    """The side shown when there is room for one only ("a" or "b")."""
 
     class SideChunked(Message):
         """One side's chunks and layout."""
@@ -64,12 +98,24 @@ class CompareScreen(Screen):
             self.result = result
             self.layout = layout
 
-    def __init__(self, docs: DocsTree, config: Config, path: str, left: ResolvedStrategy, other: str | None = None) -> None:
+    def __init__(self, docs: DocsTree, config: Config, path: str, left: ResolvedStrategy, other: str | None = None,
+                 memory: CompareMemory | None = None) -> None:
+        """Args:
+            other: the strategy (or preset) asked for on side B; without it, the one B had on the last visit
+                (kept in ``memory``), else the next strategy after ``left``.
+            memory: what the explorer keeps of compare mode between visits; side B's choices are written to it.
+        """
         super().__init__()
         self.docs = docs
         self.config = config
         self.path = path
-        self.strategies = {"a": left, "b": default_other(config, left, other)}
+        self.memory = memory if memory is not None else CompareMemory()
+        if other or self.memory.b is None:
+            right = default_other(config, left, other)
+        else:
+            right = self.memory.b
+        self.memory.b = right
+        self.strategies = {"a": left, "b": right}
         self.results: dict[str, FileResult | None] = {"a": None, "b": None}
         self._syncing = False
 
@@ -78,6 +124,7 @@ class CompareScreen(Screen):
             with Horizontal(id="compare-bars"):
                 yield StrategyBar(self.config, self.strategies["a"], id="bar-a", title="A")
                 yield StrategyBar(self.config, self.strategies["b"], id="bar-b", title="B")
+            yield Static(id="compare-side")
             yield Static(id="compare-summary")
         with Horizontal(id="compare-main"):
             yield SourceView(id="side-a")
@@ -91,8 +138,79 @@ class CompareScreen(Screen):
             self.watch(view, "scroll_y", self._follower(side), init=False)
             self.chunk_side(side, self.strategies[side])
         self._summary()
-        # Keys (n, p, x, c) work at once; the strategy bars are a Tab away.
+        self._side_line()
+        # Keys (n, p, a, b, x, c) work at once; the strategy bars are a key away (a, b).
         self.query_one("#side-a", SourceView).focus()
+
+    # --- one side or two ---------------------------------------------------------------------------------------
+
+    @property
+    def single_side(self) -> bool:
+        """Whether the terminal is too narrow for two sides (from the size: the width classes follow it later)."""
+        return self.app.size.width < SIDE_BY_SIDE_FROM
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.refresh_bindings()  # `s` is offered only where one side is shown
+        self._side_line()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_side":
+            return self.single_side
+        return True
+
+    def watch_shown(self, side: str) -> None:
+        self.set_class(side == "b", "-show-b")
+        self._side_line()
+
+    def _side_line(self) -> None:
+        """Which side is shown, and how to see the other (one side at a time only)."""
+        shown = self.shown
+        line = Text(no_wrap=False)
+        for side in "ab":
+            label = f" {side.upper()}: {visible(self.strategies[side].label, oneline=True)} "
+            line.append(label, style="bold reverse" if side == shown else "dim")
+            line.append(" ")
+        other = "b" if shown == "a" else "a"
+        line.append(f" showing {shown.upper()} · s shows {other.upper()}", style="italic")
+        self.query_one("#compare-side", Static).update(line)
+
+    def _view_shown(self) -> SourceView:
+        """The source the user reads: A when both are shown."""
+        side = self.shown if self.single_side else "a"
+        return self.query_one(f"#side-{side}", SourceView)
+
+    def _show_side(self, side: str, then: Callable[[], object] | None = None) -> None:
+        """Show ``side`` at the line the other one showed (keys inside the hidden side move to the shown one)."""
+        if side == self.shown or not self.single_side:
+            if then is not None:
+                then()
+            return
+        before = self.query_one(f"#side-{self.shown}", SourceView)
+        y = before.scroll_y
+        had_focus = self.focused is not None and self.query_one(f"#bar-{self.shown}") in self.focused.ancestors
+        self.shown = side
+        view = self.query_one(f"#side-{side}", SourceView)
+
+        def settle() -> None:
+            self._syncing = True
+            view.scroll_to(y=y, animate=False, immediate=True)
+            self._syncing = False
+            if then is not None:
+                then()
+            elif had_focus or self.focused is before:
+                view.focus()
+
+        # After the refresh: the side just shown has its size (and so its scroll range) only then.
+        self.call_after_refresh(settle)
+
+    def action_switch_side(self) -> None:
+        self._show_side("b" if self.shown == "a" else "a")
+
+    def action_edit_side(self, side: str) -> None:
+        """Keys a and b: that side's strategy picker, shown first when one side is shown at a time."""
+        self._show_side(side, self.query_one(f"#bar-{side}", StrategyBar).focus_picker)
+
+    # --- scrolling together ------------------------------------------------------------------------------------
 
     def _follower(self, side: str):
         # A one-argument callback: Textual passes (old, new) to callbacks that take two.
@@ -108,8 +226,13 @@ class CompareScreen(Screen):
             other.scroll_to(y=y, animate=False, immediate=True)
             self._syncing = False
 
+    # --- chunking ----------------------------------------------------------------------------------------------
+
     def chunk_side(self, side: str, resolved: ResolvedStrategy) -> None:
         self.strategies[side] = resolved
+        if side == "b":
+            self.memory.b = resolved  # B stays as the user left it for the next visit
+        self._side_line()
         self._chunk(side, resolved)
 
     @work(thread=True, exclusive=True, group="side-a", exit_on_error=False, name="chunking side A")
@@ -140,7 +263,7 @@ class CompareScreen(Screen):
         self.results[msg.side] = msg.result
         view = self.query_one(f"#side-{msg.side}", SourceView)
         count = plural(len(msg.result.chunks), "chunk")
-        view.border_title = f"{msg.side.upper()}: {msg.result.resolved.label} · {count}"
+        view.border_title = f"{msg.side.upper()}: {visible(msg.result.resolved.label, oneline=True)} · {count}"
         view.layout_data = msg.layout
         if msg.result.error:
             self.notify(visible(msg.result.error, oneline=True), title=f"side {msg.side.upper()} failed", severity="error")
@@ -162,24 +285,29 @@ class CompareScreen(Screen):
                 view.layout_data = view.layout_data  # redraw with the marks
         self._summary()
 
-    def _summary(self) -> None:
-        box = self.query_one("#compare-summary", Static)
+    def summary_text(self) -> Text:
+        """The line under the bars: how the two cuts differ (it wraps: every word of it is worth reading)."""
         d = self.diff
         a, b = self.results["a"], self.results["b"]
+        path = visible(self.path, oneline=True)
         if d is None or a is None or b is None:
-            box.update(Text(f"{visible(self.path, oneline=True)}: chunking both sides…", style="dim italic"))
-            return
+            return Text(f"{path}: chunking both sides…", style="dim italic")
         differ = len(d.only_a) + len(d.only_b)
-        t = Text.assemble(
-            (visible(self.path, oneline=True), "bold"), "  ",
+        boundaries = len(d.boundaries_only_a) + len(d.boundaries_only_b)
+        return Text.assemble(
+            (path, "bold"), ": ",
             (f"{plural(differ, 'chunk')} {'differs' if differ == 1 else 'differ'}",
              "bold #e5c07b" if differ else "bold #7ee787"),
-            f" ({len(d.only_a)} only in A, {len(d.only_b)} only in B, {d.identical} identical)  ·  ",
-            f"A {plural(d.a_chunks, 'chunk')}, B {plural(d.b_chunks, 'chunk')}  ·  ",
-            (f"{len(d.boundaries_only_a) + len(d.boundaries_only_b)} boundaries differ", ""),
-            ("  (≠: a chunk the other side lacks)", "dim"),
+            f" ({len(d.only_a)} only in A, {len(d.only_b)} only in B, {d.identical} identical) · ",
+            f"A {plural(d.a_chunks, 'chunk')}, B {plural(d.b_chunks, 'chunk')} · ",
+            f"{plural(boundaries, 'boundary', 'boundaries')} {'differs' if boundaries == 1 else 'differ'}",
+            ("  ≠ marks a chunk the other side lacks", "dim"),
         )
-        box.update(t)
+
+    def _summary(self) -> None:
+        self.query_one("#compare-summary", Static).update(self.summary_text())
+
+    # --- differences -------------------------------------------------------------------------------------------
 
     def _difference_lines(self) -> list[int]:
         d = self.diff
@@ -199,7 +327,7 @@ class CompareScreen(Screen):
         if not lines:
             self.notify("The two sides cut this file identically.")
             return
-        view = self.query_one("#side-a", SourceView)
+        view = self._view_shown()
         top = round(view.scroll_y) + 1 + 3  # the difference is shown 3 lines below the top edge
         if step > 0:
             target = next((ln for ln in lines if ln > top), lines[0])

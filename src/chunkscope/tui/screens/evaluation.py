@@ -24,6 +24,8 @@ from ...chunk import ParamError, UnknownStrategy
 from ...safe_text import visible
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree
+from ...progress import CancelToken
+from ...progress import Progress as WorkProgress
 from ..search import SearchSession, install_hint
 from ..session import resolve
 from ..widgets.key_bar import KeyBar
@@ -95,11 +97,9 @@ class EvaluationScreen(Screen):
     class Progress(Message):
         """How far the probe is: strategies done of all, and the step inside the current one."""
 
-        def __init__(self, done: int, total: int, stats: dict[str, Any]) -> None:
+        def __init__(self, progress: WorkProgress) -> None:
             super().__init__()
-            self.done = done
-            self.total = total
-            self.stats = stats
+            self.progress = progress
 
     class Finished(Message):
         """The probe's result (possibly stopped early)."""
@@ -156,20 +156,18 @@ class EvaluationScreen(Screen):
         with self.search.lock:
             retriever = self.search.retriever(self.strategies[0])  # opens the app's embedder and store once
             result = probe(self.docs, pairs, k=self.config.k, embedder=retriever.embedder, store=retriever.store,
-                           on_progress=lambda d, t, s: self.post_message(self.Progress(d, t, dict(s))),
-                           should_stop=lambda: worker.is_cancelled, site_url=self.config.site_url or None)
+                           on_progress=lambda p: self.post_message(self.Progress(p)),
+                           cancel=CancelToken(poll=lambda: worker.is_cancelled), site_url=self.config.site_url or None)
         if not worker.is_cancelled:
             self.post_message(self.Finished(result))
 
     def on_evaluation_screen_progress(self, msg: "EvaluationScreen.Progress") -> None:
-        step = msg.stats.get("step_total") or 1
-        frac = min(1.0, (msg.stats.get("step_done") or 0) / step) if msg.stats.get("phase") != "done" else 0.0
+        p = msg.progress
+        whole = p.outer or p
+        frac = p.fraction if p.outer is not None else 0.0
         bar = self.query_one("#eval-progress", ProgressBar)
-        bar.update(total=max(msg.total, 1) * 100, progress=int((msg.done + frac) * 100))
-        label = visible(str(msg.stats.get("label", "")), oneline=True)
-        self.query_one("#eval-header", Static).update(
-            Text(f"probing {label}: {msg.stats.get('phase', '')} ({msg.done}/{msg.total} strategies done)…",
-                 style="dim italic"))
+        bar.update(total=max(whole.total, 1) * 100, progress=int((whole.done + frac) * 100))
+        self.query_one("#eval-header", Static).update(Text(visible(p.describe(), oneline=True), style="dim italic"))
 
     def on_evaluation_screen_finished(self, msg: "EvaluationScreen.Finished") -> None:
         self.result = r = msg.result

@@ -37,6 +37,7 @@ from ...wording import plural
 
 if TYPE_CHECKING:
     from ..widgets.chunk_table import ChunkTable
+    from .compare import CompareMemory
 
 #: Seconds between checks of the files' modification times.
 POLL_SECONDS = 1.0
@@ -111,6 +112,9 @@ class ExplorerScreen(Screen):
         Binding("f", "focus('docs')", "Files", id="explorer.files",
                 tooltip="the docs tree (on a narrow terminal it opens over the source; Enter or Escape closes it)"),
         Binding("l", "lint", "Lint", id="explorer.lint", tooltip="the tree's lint findings; Enter jumps to one"),
+        Binding("F", "files", "Worst files", id="explorer.files-view",
+                tooltip="every file with its chunks, over-limit chunks, errors, warnings and unread text, worst "
+                        "first; Enter opens one at its first finding"),
         Binding("c", "compare", "Compare", id="explorer.compare",
                 tooltip="two strategies (or parameter sets) side by side on this file"),
         Binding("v", "evaluate", "Evaluate", id="explorer.evaluate",
@@ -196,9 +200,10 @@ class ExplorerScreen(Screen):
         self._stamps: Snapshot | None = self._first_scan(tree, config)
         #: A scan is running or its change waits to be applied: the next poll skips (one scan at a time).
         self._scanning = False
-        self._changed_at: float | None = None
-        self._changed_started = 0.0
-        self._timed_layout: SourceLayout | None = None
+        #: A cut's boundaries waiting to be drawn, and what to do once they are (see `_cut_drawn`).
+        self._awaiting_draw: tuple[SourceLayout, Callable[[], None]] | None = None
+        #: What compare mode keeps between visits (side B's strategy), made on the first visit.
+        self._compare_memory: CompareMemory | None = None
         #: (file worker, when it was first seen running, whether the user was told) for the slow-cut notice.
         self._cut_since: tuple[Worker, float, bool] | None = None
         #: Set after the first frame: the first cut waits for it, so loading the tokenizer (which holds the
@@ -357,15 +362,11 @@ class ExplorerScreen(Screen):
             hist.unit = r.resolved.strategy.length_tokenizer
             if msg.reason == "open":
                 self.query_one(SourceView).scroll_to(y=0, animate=False, immediate=True)
-            if self._changed_at is not None:
-                msg.layout.requested_at = self._changed_at
-                self._timed_layout = msg.layout
-                self._changed_at = None
             # The rest of the cut waits for the frame that draws these boundaries (a refresh that happened to be
             # due already would not draw them: `call_after_refresh` alone let the table and detail go first). The
             # timer covers a source view that is not on screen (the docs drawer or another pane over it).
             once = _Once(self._show_cut, msg)
-            msg.layout.on_drawn = once
+            self._awaiting_draw = (msg.layout, once)
             self.set_timer(SHOW_CUT_FALLBACK_SECONDS, once)
             return
         self._show_result(msg)
@@ -385,10 +386,6 @@ class ExplorerScreen(Screen):
         r = msg.result
         keep = self.selected if self.result is not None and self.result.doc.path == r.doc.path else None
         self.result = r
-        timed = self._timed_layout
-        if timed is not None and timed.drawn_at is None and timed is not msg.layout and timed.chunks is msg.layout.chunks:
-            # The completed cut replaced the boundaries before they were drawn: the timing goes on with it.
-            msg.layout.requested_at, self._timed_layout = timed.requested_at, msg.layout
         self.layout_data = msg.layout
         if r.complete and self._tree_stale:
             self._start_tree()
@@ -411,13 +408,13 @@ class ExplorerScreen(Screen):
         if shown is not None and shown.chunks is layout.chunks and self.selected is not None:
             self.query_one(SourceView).scroll_to_chunk(self.selected)
 
-    @property
-    def last_rechunk(self) -> float | None:
-        """Seconds from the last parameter change to the first line drawn with its chunks (the benchmark)."""
-        layout = self._timed_layout
-        if layout is None or layout.requested_at is None or layout.drawn_at is None:
-            return None
-        return layout.drawn_at - layout.requested_at
+    @on(SourceView.Drawn, "#source")
+    def _cut_drawn(self, event: SourceView.Drawn) -> None:
+        """New boundaries are on screen: the table and detail follow (`on_explorer_screen_file_chunked`)."""
+        waiting = self._awaiting_draw
+        if waiting is not None and waiting[0] is event.layout:
+            self._awaiting_draw = None
+            waiting[1]()
 
     def _apply_jump(self) -> None:
         """Select the chunk a query hit or lint finding pointed at, once its file is shown."""
@@ -475,7 +472,6 @@ class ExplorerScreen(Screen):
                 would rebuild its fields under their fingers (keys lost).
         """
         self.workers.cancel_group(self, "file-complete")
-        self._changed_at = self._changed_started = time.perf_counter()
         self.resolved = resolved
         bar = self.query_one(StrategyBar)
         if not from_bar and (bar.resolved is None or bar.resolved.fingerprint() != resolved.fingerprint()
@@ -523,7 +519,10 @@ class ExplorerScreen(Screen):
         self.query_one(KeyBar).status = event.text or ""
 
     def on_lint_pane_jump_to(self, event) -> None:  # LintPane.JumpTo
-        f = event.finding
+        self.show_finding(event.finding)
+
+    def show_finding(self, f: Any) -> None:
+        """Open a lint finding's file with its chunk selected and its line in view (the lint pane, the files view)."""
         doc = self.docs.get(f.path)
         if doc is None:
             return
@@ -794,12 +793,30 @@ class ExplorerScreen(Screen):
         self.notify(f"Expecting chunk #{c.index} of {visible(c.path, oneline=True)} for the question.")
 
     def action_compare(self, other: str | None = None) -> None:
-        from .compare import CompareScreen
+        from .compare import CompareMemory, CompareScreen
 
         if self.current_path is None:
             self.notify("Open a file first.", severity="warning")
             return
-        self.app.push_screen(CompareScreen(self.docs, self.config, self.current_path, self.resolved, other))
+        if self._compare_memory is None:
+            self._compare_memory = CompareMemory()
+        self.app.push_screen(CompareScreen(self.docs, self.config, self.current_path, self.resolved, other,
+                                           memory=self._compare_memory))
+
+    def action_files(self) -> None:
+        """Key ``F``: the files view; the row picked there opens at its first finding, in the source view."""
+        from .files import FilesScreen
+
+        def picked(row: Any) -> None:
+            if row is None:
+                return
+            if row.first_finding is not None:
+                self.show_finding(row.first_finding)
+            else:
+                self.open_file(row.path)
+            self.query_one(SourceView).focus()
+
+        self.app.push_screen(FilesScreen(self), picked)
 
     def action_evaluate(self) -> None:
         from .evaluation import EvaluationScreen

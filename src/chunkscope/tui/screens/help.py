@@ -57,12 +57,19 @@ def legend() -> Text:
     t.append(" ◀ rule: message", style=f"italic {L.SEVERITY_COLOURS['warning']}")
     t.append("  a lint finding at that line\n")
     t.append("  text outside every chunk (front matter, blank gaps) is dimmed\n", style="dim")
+    t.append("Docs tree\n", style="bold underline #58a6ff")
+    t.append("  ●3", style="bold #ff5f5f")
+    t.append(" / ")
+    t.append("▲12", style="#e5c07b")
+    t.append("  before a file's name: its lint errors, or its warnings when it has no error (F lists the files "
+             "worst first)\n")
     return t
 
 
 COMMANDS_HELP = (
     "Command palette (ctrl+p): “strategy: <name>”, “compare: <name>”, “evaluate: presets”, "
-    "“index: rebuild”, “export: chunks as JSONL”, “view: lint”, “view: query”, “help: keys”."
+    "“index: rebuild”, “export: chunks as JSONL”, “view: lint”, “view: files (worst first)”, “view: query”, "
+    "“help: keys”."
 )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
-from rich.console import Group
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.reactive import reactive
@@ -14,6 +16,25 @@ from ...safe_text import visible
 from ...config import Config
 from ..session import FileResult, chunk_citation, chunk_link
 from ...wording import plural
+
+#: A URL's pieces: the scheme and host together, then each path segment, query parameter or anchor with the
+#: separator that ends it. A URL (or a path) breaks only between pieces, so no name is ever cut in two.
+_URL_PIECE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#&]*[/?#&]?|[^/?#&]+[/?#&]?|[/?#&]")
+
+
+def break_url(url: str, width: int) -> list[str]:
+    """``url`` in lines of at most ``width`` cells, broken after a ``/``, ``?``, ``&`` or ``#`` only, never inside a
+    name or a ``key=value``; a piece longer than a line is kept whole on a line of its own (longer than ``width``)."""
+    lines: list[str] = []
+    line = ""
+    for piece in _URL_PIECE.findall(url):
+        if line and cell_len(line) + cell_len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    if line or not lines:
+        lines.append(line)
+    return lines
 
 
 class ChunkDetail(RichLog, can_focus=True):
@@ -69,41 +90,42 @@ class ChunkDetail(RichLog, can_focus=True):
                              style="dim italic"))
             return
         c = r.chunks[i]
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(style="bold #8b949e", no_wrap=True)
-        grid.add_column(overflow="fold")
+        rows: list[tuple[str | Text, str | Text]] = []
         limit = r.limit
         over = f" (limit {limit})" if limit is not None else ""
-        grid.add_row("chunk", f"#{c.index} of {len(r.chunks)} · lines {c.start_line}–{c.end_line} · chars {c.start}–{c.end}")
-        grid.add_row("tokens", Text(f"{c.tokens} {r.resolved.strategy.length_tokenizer}{over}",
-                                    style="bold red" if limit is not None and c.tokens > limit else ""))
+        rows.append(("chunk", f"#{c.index} of {len(r.chunks)} · lines {c.start_line}–{c.end_line} · chars {c.start}–{c.end}"))
+        tokens = Text(f"{c.tokens} {r.resolved.strategy.length_tokenizer}{over}",
+                      style="bold red" if limit is not None and c.tokens > limit else "")
+        tokens.append(f" · {plural(c.words, 'word')}", style="")  # the chunk table gives its words column up first
+        rows.append(("tokens", tokens))
         if c.embed_tokens is not None:
             cut = r.truncations.get(c.index)
             emb = Text(f"{c.embed_tokens} word pieces")
             if cut is not None:
                 emb.append(f" — the model reads only up to line {r.doc.line_of(cut)}", style="bold #ff8787")
-            grid.add_row("embedder", emb)
+            rows.append(("embedder", emb))
         elif r.embed_error:
-            grid.add_row("embedder", Text(visible(r.embed_error, oneline=True), style="dim"))
+            rows.append(("embedder", Text(visible(r.embed_error, oneline=True), style="dim")))
         if c.heading_path:
-            grid.add_row("heading", Text(visible(" › ".join(c.heading_path), oneline=True)))
+            rows.append(("heading", Text(visible(" › ".join(c.heading_path), oneline=True))))
         if c.overlap:
-            grid.add_row("overlap", f"{c.overlap[1] - c.overlap[0]} chars shared with #{c.index - 1}")
+            rows.append(("overlap", f"{c.overlap[1] - c.overlap[0]} chars shared with #{c.index - 1}"))
         if c.warnings:
-            grid.add_row("warnings", Text(", ".join(c.warnings), style="yellow"))
+            rows.append(("warnings", Text(", ".join(c.warnings), style="yellow")))
         for f in r.findings:
             if getattr(f, "chunk_index", None) == c.index:
-                grid.add_row("lint", Text(visible(f"{getattr(f, 'rule', '')}: {getattr(f, 'message', '')}", oneline=True),
-                                          style="yellow"))
+                rows.append(("lint", Text(visible(f"{getattr(f, 'rule', '')}: {getattr(f, 'message', '')}", oneline=True),
+                                          style="yellow")))
         citation = chunk_citation(r, c)
         if citation:
-            grid.add_row("citation", Text(visible(citation, oneline=True)))
+            rows.append(("citation", Text(visible(citation, oneline=True))))
         url = chunk_link(self.config, r, c)
         if url:
-            grid.add_row("url", Text(visible(url, oneline=True), style="underline #58a6ff"))
+            rows.append(("url", Text(visible(url, oneline=True), style="underline #58a6ff")))
         for k, v in c.metadata.items():
             value = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-            grid.add_row(Text(visible(str(k), oneline=True), style="#8b949e"), Text(visible(value, oneline=True)))
+            rows.append((Text(visible(str(k), oneline=True), style="#8b949e"), Text(visible(value, oneline=True))))
+        grid = self._grid(rows)
         embed = c.embed_text
         cut = r.truncations.get(c.index)
         text = Text()
@@ -117,7 +139,44 @@ class ChunkDetail(RichLog, can_focus=True):
         title = "embed text" if c.embed_text_override is not None else "text (embedded as is)"
         body._put(Group(grid, Text(""), Text(title, style="bold #8b949e"), text))
 
+    def _width(self) -> int:
+        """The width the detail is drawn at (before its first layout: RichLog's own narrowest)."""
+        return max(self.scrollable_content_region.width, self.min_width)
+
+    def _grid(self, rows: list[tuple[str | Text, str | Text]]) -> RenderableType:
+        """Labels and values in two columns. A value without spaces (a URL, a path) is broken only after a
+        ``/``, ``?``, ``&`` or ``#`` (`break_url`); one with a piece too long for the value column goes under the
+        grid, across the whole width."""
+        width = self._width()
+        label_width = max((cell_len(label if isinstance(label, str) else label.plain) for label, _ in rows), default=0)
+        value_width = max(width - label_width - 1, 1)  # the grid's columns are one cell apart
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold #8b949e", no_wrap=True)
+        grid.add_column(overflow="fold")
+        below: list[RenderableType] = []
+        for label, value in rows:
+            text = value if isinstance(value, Text) else Text(value)
+            if text.plain and not any(ch.isspace() for ch in text.plain) and cell_len(text.plain) > value_width:
+                lines = break_url(text.plain, value_width)
+                if max(cell_len(line) for line in lines) > value_width:
+                    below.append(Text.assemble((label if isinstance(label, str) else label.plain, "bold #8b949e")))
+                    below.append(self._lines_of(text, break_url(text.plain, width)))
+                    continue
+                text = self._lines_of(text, lines)
+            grid.add_row(label, text)
+        return Group(grid, *below) if below else grid
+
+    @staticmethod
+    def _lines_of(text: Text, lines: list[str]) -> Text:
+        """``text`` (its style kept) with a line break after each of ``lines``, which make up its text."""
+        out = Text(style=text.style)
+        for k, line in enumerate(lines):
+            if k:
+                out.append("\n")
+            out.append(line)
+        return out
+
     def _put(self, renderable) -> None:
         self.clear()
-        self.write(renderable, expand=True)
+        self.write(renderable, width=self._width())
         self.scroll_home(animate=False)

@@ -1,9 +1,11 @@
-"""The docs tree: folders and files in load order, each file with its chunk count and a mark for lint errors."""
+"""The docs tree: folders and files in load order, each file with its chunk count and a mark for its lint errors
+(or warnings) before its name, so a long name cut by a narrow tree never hides it."""
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import Tree
@@ -12,6 +14,19 @@ from textual.widgets.tree import TreeNode
 from ...safe_text import visible
 from ...docs import DocsTree
 from ..session import TreeResult
+
+#: How a file's lint mark looks: errors outrank warnings (shapes differ too, for a monochrome terminal).
+ERROR_MARK = ("●", "bold #ff5f5f")
+WARNING_MARK = ("▲", "#e5c07b")
+
+
+def lint_mark(errors: int, warnings: int) -> tuple[str, str]:
+    """(text, style) of a file's mark: ``●3`` for errors, else ``▲12`` for warnings, else nothing."""
+    if not errors and not warnings:
+        return "", ""
+    symbol, style = ERROR_MARK if errors else WARNING_MARK
+    n = errors or warnings
+    return f"{symbol}{n if n < 100 else '99+'}", style
 
 
 class DocsTreeView(Tree[str]):
@@ -43,7 +58,10 @@ class DocsTreeView(Tree[str]):
         self.show_root = False
         self.guide_depth = 2
         self._leaves: dict[str, TreeNode[str]] = {}
-        self._counts: dict[str, tuple[int | None, bool, int]] = {}
+        #: path → (chunks, whether cutting failed, lint errors, lint warnings) from the last tree run.
+        self._counts: dict[str, tuple[int | None, bool, int, int]] = {}
+        #: Cells the marks take: the widest mark of the tree, so names line up (0 when no file has one).
+        self._mark_width = 0
 
     def on_mount(self) -> None:
         self.rebuild()
@@ -91,7 +109,7 @@ class DocsTreeView(Tree[str]):
         self.last_line  # noqa: B018 - the property builds the line table
 
     def _label(self, path: str, problem: bool = False) -> Text:
-        count, failed, errors = self._counts.get(path, (None, False, 0))
+        count, failed, errors, warnings = self._counts.get(path, (None, False, 0, 0))
         name = visible(PurePosixPath(path).name, oneline=True)
         label = Text()
         if failed:
@@ -100,17 +118,27 @@ class DocsTreeView(Tree[str]):
             label.append("   · ", style="dim")
         else:
             label.append(f"{count:>4} ", style="#8b949e")
+        if self._mark_width:
+            # Before the name, in a column of its own: the drawer is 38 cells and names run longer.
+            mark, style = lint_mark(errors, warnings)
+            label.append(mark, style=style)
+            label.append(" " * (self._mark_width - cell_len(mark) + 1))
         label.append(name, style="yellow" if problem else "")
-        if errors:
-            label.append(f" ●{errors}", style="bold #ff5f5f")
         return label
 
     def set_counts(self, result: TreeResult | None, lint_errors: dict[str, int] | None = None) -> None:
-        """Show each file's chunk count (and lint error count) from a tree run; None clears them."""
+        """Show each file's chunk count and lint mark from a tree run; None clears them.
+
+        Args:
+            result: the tree run (its entries carry each file's lint errors and warnings).
+            lint_errors: error counts by path, when they differ from the entries' own.
+        """
         self._counts.clear()
         if result is not None:
             for path, e in result.entries.items():
-                self._counts[path] = (len(e.chunks), e.error is not None, (lint_errors or {}).get(path, 0))
+                errors = e.lint_errors if lint_errors is None else lint_errors.get(path, 0)
+                self._counts[path] = (len(e.chunks), e.error is not None, errors, e.lint_warnings)
+        self._mark_width = max((cell_len(lint_mark(e, w)[0]) for _, _, e, w in self._counts.values()), default=0)
         for path, leaf in self._leaves.items():
             leaf.set_label(self._label(path))
 

@@ -1,4 +1,5 @@
-"""The tree's lint findings, errors first in reading order, filtered by rule and severity; Enter jumps to the line."""
+"""The tree's lint findings, errors first in reading order or grouped by file (worst file first), filtered by rule
+and severity; Enter jumps to the line."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from textual.reactive import reactive
 from textual.widgets import Checkbox, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from ...file_report import group_by_file
 from ...safe_text import visible
+from ...wording import plural
 from ..session import TreeResult, lint_module
 from .state_checkbox import StateCheckbox
 
@@ -37,6 +40,9 @@ class LintPane(Vertical):
                 tooltip="show one rule's findings: cycles through the rules with findings, then all of them"),
         Binding("E", "errors_only", "Errors only", id="lint.errors-only",
                 tooltip="show only errors; press again for errors and warnings"),
+        Binding("g", "group_by_file", "By file", id="lint.by-file",
+                tooltip="group the findings by file, the file with the most errors first, each under a line with "
+                        "its counts; press again for one list in reading order"),
     ]
 
     DEFAULT_CSS = """
@@ -44,7 +50,8 @@ class LintPane(Vertical):
     LintPane #lint-summary { height: auto; padding: 0 1; }
     LintPane #lint-filters { height: 1; padding: 0 1; }
     LintPane #lint-rule { width: 44; }
-    LintPane #lint-errors-only { border: none; padding: 0 1; height: 1; background: transparent; }
+    LintPane #lint-errors-only, LintPane #lint-by-file { border: none; padding: 0 1; height: 1;
+                                                         background: transparent; }
     LintPane #findings { height: 1fr; border: none; }
     """
 
@@ -71,6 +78,9 @@ class LintPane(Vertical):
         #: The rule the user picked (kept across re-lints; "all" applies while that rule has no findings).
         self._wanted_rule = ALL_RULES
         self._errors_only = False
+        self._by_file = False
+        #: Option id of a file's header → the index in ``_findings`` of that file's first finding.
+        self._group_first: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="lint-summary")
@@ -79,6 +89,8 @@ class LintPane(Vertical):
                          id="lint-rule", tooltip="show only one rule's findings (r cycles through them)")
             yield StateCheckbox("errors only", id="lint-errors-only", compact=True,
                                 tooltip="hide warnings (E toggles)")
+            yield StateCheckbox("by file", id="lint-by-file", compact=True,
+                                tooltip="group the findings by file, worst file first (g toggles)")
         yield OptionList(id="findings")
 
     def on_mount(self) -> None:
@@ -133,6 +145,20 @@ class LintPane(Vertical):
         """Key ``E``: hide or show warnings."""
         self.set_filter(errors_only=not self._errors_only)
 
+    @property
+    def by_file(self) -> bool:
+        """Whether the findings are grouped by file."""
+        return self._by_file
+
+    def set_grouping(self, by_file: bool) -> None:
+        """Group the findings by file (worst file first) or list them in reading order; the filter stays."""
+        self._by_file = by_file
+        self._show()
+
+    def action_group_by_file(self) -> None:
+        """Key ``g``: group by file, or one list again."""
+        self.set_grouping(not self._by_file)
+
     @on(Select.Changed, "#lint-rule")
     def _rule_picked(self, event: Select.Changed) -> None:
         event.stop()
@@ -144,6 +170,12 @@ class LintPane(Vertical):
         event.stop()
         if event.value != self._errors_only:
             self.set_filter(errors_only=event.value)
+
+    @on(Checkbox.Changed, "#lint-by-file")
+    def _grouping_toggled(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        if event.value != self._by_file:
+            self.set_grouping(event.value)
 
     def _passes(self, f: Any, rule: str) -> bool:
         return (rule == ALL_RULES or f.rule == rule) and (not self._errors_only or f.severity == "error")
@@ -169,6 +201,13 @@ class LintPane(Vertical):
         box.clear_options()
         rule = self.rule
         self._findings = [f for f in self._all if self._passes(f, rule)]
+        self._group_first = {}
+        groups = None
+        if self._by_file:
+            order = {p: i for i, p in enumerate(result.entries)} if result is not None else {}
+            groups = group_by_file(self._findings, order)
+            # The list's rows index `_findings`: in grouped order, so Enter on a row finds its finding.
+            self._findings = [f for _, fs in groups for f in fs]
         self._sync_filter_widgets(rule)
         if lint_module() is None:
             summary.update(Text("Lint is not available in this build (chunkscope.lint is missing).", style="italic"))
@@ -184,21 +223,43 @@ class LintPane(Vertical):
             summary.update(Text("No lint report.", style="dim italic"))
             return
         summary.update(self._summary(report, result, rule))
-        options = []
-        for i, f in enumerate(self._findings):
-            mark, style = SEVERITY_STYLE.get(f.severity, ("•", ""))
-            t = Text()
-            t.append(f"{mark} ", style=style)
-            t.append(f"{visible(f.path, oneline=True)}:{f.line}", style="#58a6ff")
-            t.append(f"  {f.rule}", style=style)
-            if f.chunk_index is not None:
-                t.append(f"  #{f.chunk_index}", style="dim")
-            t.append(f"  {visible(f.message, oneline=True)}")
-            options.append(Option(t, id=f"finding-{i}"))
+        options = self._grouped_options(groups) if groups is not None else [
+            Option(self._finding_row(f), id=f"finding-{i}") for i, f in enumerate(self._findings)]
         if not options:
             text = "No findings: every chunk passes." if not self._all else "No findings match the filter."
             options.append(Option(Text(text, style="#7ee787" if not self._all else "dim italic"), disabled=True))
         box.add_options(options)
+
+    @staticmethod
+    def _finding_row(f: Any, grouped: bool = False) -> Text:
+        """One finding's row: under its file's header, only the line (the header names the file)."""
+        mark, style = SEVERITY_STYLE.get(f.severity, ("•", ""))
+        t = Text()
+        t.append(f"  {mark} " if grouped else f"{mark} ", style=style)
+        where = f"line {f.line}" if grouped else f"{visible(f.path, oneline=True)}:{f.line}"
+        t.append(where, style="#58a6ff")
+        t.append(f"  {f.rule}", style=style)
+        if f.chunk_index is not None:
+            t.append(f"  #{f.chunk_index}", style="dim")
+        t.append(f"  {visible(f.message, oneline=True)}")
+        return t
+
+    def _grouped_options(self, groups: list[tuple[str, list[Any]]]) -> list[Option]:
+        """A header per file (its counts; Enter on it jumps to its first finding), then the file's findings."""
+        options: list[Option] = []
+        i = 0
+        for g, (path, fs) in enumerate(groups):
+            errors = sum(1 for f in fs if f.severity == "error")
+            head = Text.assemble(("▸ ", "bold"), (visible(path, oneline=True), "bold #58a6ff"), "  ")
+            head.append(plural(errors, "error"), style="bold #ff5f5f" if errors else "dim")
+            head.append(", ")
+            head.append(plural(len(fs) - errors, "warning"), style="bold #e5c07b" if len(fs) > errors else "dim")
+            self._group_first[f"file-{g}"] = i
+            options.append(Option(head, id=f"file-{g}"))
+            for f in fs:
+                options.append(Option(self._finding_row(f, grouped=True), id=f"finding-{i}"))
+                i += 1
+        return options
 
     def _summary(self, report: Any, result: TreeResult, rule: str) -> Text:
         """The pane's title line: the counts of what is listed, and of the whole tree when a filter hides some."""
@@ -231,10 +292,11 @@ class LintPane(Vertical):
             select.set_options(choices)
             select.value = rule
             select.mutate_reactive(Select.value)  # the shown label carries a count that may have changed
-        check = self.query_one("#lint-errors-only", Checkbox)
-        if check.value != self._errors_only:
-            with check.prevent(Checkbox.Changed):
-                check.value = self._errors_only
+        for box_id, value in (("#lint-errors-only", self._errors_only), ("#lint-by-file", self._by_file)):
+            check = self.query_one(box_id, Checkbox)
+            if check.value != value:
+                with check.prevent(Checkbox.Changed):
+                    check.value = value
 
     @on(OptionList.OptionSelected, "#findings")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -242,3 +304,5 @@ class LintPane(Vertical):
         oid = event.option.id
         if oid and oid.startswith("finding-"):
             self.post_message(self.JumpTo(self, self._findings[int(oid[8:])]))
+        elif oid in self._group_first:
+            self.post_message(self.JumpTo(self, self._findings[self._group_first[oid]]))

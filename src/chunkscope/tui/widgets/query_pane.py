@@ -21,6 +21,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
+from ...progress import CancelToken
+from ...progress import Progress as WorkProgress
 from ..debounce import DEBOUNCE_SECONDS
 from ..search import Answer, Expected, SearchSession, install_hint, retrieval_available
 from ...wording import plural
@@ -101,11 +103,9 @@ class QueryPane(Vertical):
     class Progress(Message):
         """Indexing progress; a flood collapses into the latest."""
 
-        def __init__(self, done: int, total: int, stats: dict) -> None:
+        def __init__(self, progress: WorkProgress) -> None:
             super().__init__()
-            self.done = done
-            self.total = total
-            self.stats = stats
+            self.progress = progress
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, QueryPane.Progress)
@@ -289,10 +289,8 @@ class QueryPane(Vertical):
         worker = get_current_worker()
         self.app.call_from_thread(self._show_indexing, resolved)
 
-        def progress(done: int, total: int, stats: dict) -> None:
-            self.post_message(self.Progress(done, total, stats))
-
-        report = self.session.index(resolved, progress, lambda: worker.is_cancelled)
+        report = self.session.index(resolved, lambda p: self.post_message(self.Progress(p)),
+                                    CancelToken(poll=lambda: worker.is_cancelled))
         self.post_message(self.Indexed(resolved, report))
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="rebuilding the index")
@@ -300,8 +298,8 @@ class QueryPane(Vertical):
         self.session.forget(resolved)
         worker = get_current_worker()
         self.app.call_from_thread(self._show_indexing, resolved)
-        report = self.session.index(resolved, lambda d, t, s: self.post_message(self.Progress(d, t, s)),
-                                    lambda: worker.is_cancelled)
+        report = self.session.index(resolved, lambda p: self.post_message(self.Progress(p)),
+                                    CancelToken(poll=lambda: worker.is_cancelled))
         self.post_message(self.Indexed(resolved, report))
 
     def _show_indexing(self, resolved: ResolvedStrategy) -> None:
@@ -318,17 +316,16 @@ class QueryPane(Vertical):
         if not self._indexing():
             return  # a late message from a stopped run
         bar = self.query_one("#index-progress", ProgressBar)
-        s = msg.stats
-        if msg.done == 0 and msg.total > 0:
+        p = msg.progress
+        if p.done == 0 and p.total > 0:
             # Nothing written yet: the first batch waits for the model to load (seconds), not a stuck 0%.
             bar.update(total=None, progress=0)
-            self.query_one("#index-status", Label).update(f"{plural(msg.total, 'chunk')} to write; {LOADING_TEXT}")
+            self.query_one("#index-status", Label).update(f"{plural(p.total, 'chunk')} to write; {LOADING_TEXT}")
             return
-        bar.update(total=max(msg.total, 1), progress=msg.done)
+        bar.update(total=max(p.total, 1), progress=p.done)
         self.query_one("#index-status", Label).update(
-            f"{msg.done}/{msg.total} chunks written · {s.get('embedded', 0)} embedded · {s.get('cached', 0)} cached "
-            f"· {s.get('unchanged', 0)} unchanged  (ctrl+x stops)")
-        self.post_message(self.IndexingChanged(f"indexing {msg.done}/{msg.total}"))
+            f"{visible(p.describe(), oneline=True)}  (ctrl+x stops)")
+        self.post_message(self.IndexingChanged(f"indexing {p.done}/{p.total}"))
 
     def on_query_pane_indexed(self, msg: "QueryPane.Indexed") -> None:
         self.query_one("#index-row").remove_class("-busy")

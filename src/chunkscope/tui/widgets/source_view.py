@@ -1,13 +1,12 @@
 """The source of one document with its chunks drawn in: a Line API view that renders only the visible lines.
 
 With ``wrap`` on, long lines are soft-wrapped: screen rows are no longer lines, and every conversion between
-the two goes through a `RowMap` (`row_of_line`, `line_at_row`). The map depends on the text and the width only,
-so it is kept across re-chunks of the same document (live tuning redraws without rebuilding it).
+the two goes through a `RowMap` (`row_of_line`, `line_at_row`). The text's wrap depends on the text and the width
+only, so it is kept across re-chunks of the same document (live tuning redraws without wrapping it again); the
+notes after a line (lint findings, where the embedder stops) wrap with it onto rows of their own.
 """
 
 from __future__ import annotations
-
-import time
 
 from rich.segment import Segment
 from rich.style import Style
@@ -64,6 +63,22 @@ class SourceView(ScrollView, can_focus=True):
         def control(self) -> "SourceView":
             return self.view
 
+    class Drawn(Message):
+        """A layout's lines are being drawn for the first time: the frame being made shows it.
+
+        The explorer waits for it before filling the chunk table and detail, so new boundaries reach the screen
+        first when the strategy changes.
+        """
+
+        def __init__(self, view: "SourceView", layout: SourceLayout) -> None:
+            super().__init__()
+            self.view = view
+            self.layout = layout
+
+        @property
+        def control(self) -> "SourceView":
+            return self.view
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: LRUCache[tuple[int, int | None], tuple[Strip, Strip, Style | None]] = LRUCache(1024)
@@ -71,13 +86,19 @@ class SourceView(ScrollView, can_focus=True):
         self._rows_drawn: LRUCache[tuple[int, int, int | None], Strip] = LRUCache(1024)
         #: The soft wrap of the current text at the current width (None: not wrapping, or not laid out yet).
         self._rows: RowMap | None = None
+        #: The layout whose lines were drawn last (a new one is announced with `Drawn`).
+        self._drawn: SourceLayout | None = None
 
     # --- state -------------------------------------------------------------------------------------------------
 
-    def watch_layout_data(self, layout: SourceLayout | None) -> None:
+    def watch_layout_data(self, old: SourceLayout | None, layout: SourceLayout | None) -> None:
+        # The same text with other notes re-wraps the noted lines: keep the text at the top where it is.
+        same_text = old is not None and layout is not None and (old.text is layout.text or old.text == layout.text)
+        anchor = self._top_offset(wrapped=True) if same_text and self._rows is not None else None
         self._lines.clear()
         self._rows_drawn.clear()
-        self._update_rows()
+        if self._update_rows() and anchor is not None:
+            self.scroll_to(y=self._row_of_offset(anchor), animate=False, immediate=True)
         self.refresh()
 
     def watch_selected(self, old: int | None, new: int | None) -> None:
@@ -129,9 +150,14 @@ class SourceView(ScrollView, can_focus=True):
         else:
             width = self._wrap_width(layout)
             rows = self._rows
-            # Re-chunking the same text keeps the map: it depends on the text and the width only.
+            notes = layout.notes()
+            # Re-chunking the same text keeps the text's wrap: it depends on the text and the width only.
             if rows is None or rows.width != width or not (rows.text is layout.text or rows.text == layout.text):
-                self._rows = rows = RowMap(layout.text, layout.line_starts, width)
+                self._rows = rows = RowMap(layout.text, layout.line_starts, width, notes)
+                self._rows_drawn.clear()
+                rewrapped = True
+            elif rows.notes != notes:
+                self._rows = rows = rows.with_notes(notes)  # only the lines with a note, before or now
                 self._rows_drawn.clear()
                 rewrapped = True
             # Width 0: never wider than the view, so there is nothing to scroll sideways.
@@ -217,10 +243,9 @@ class SourceView(ScrollView, can_focus=True):
         if layout is None:
             text = self.notice if y == 1 else ""
             return Strip([Segment("  " + text, base + Style(italic=True, dim=True))]).crop_extend(0, width, base)
-        if layout.drawn_at is None:
-            layout.drawn_at = time.perf_counter()
-            if layout.on_drawn is not None:
-                self.call_later(layout.on_drawn)  # after this frame, not inside it
+        if layout is not self._drawn:
+            self._drawn = layout
+            self.post_message(self.Drawn(self, layout))  # handled after this frame, not inside it
         if self._rows is not None:
             return self._render_row(layout, scroll_y + y, width)
         if line >= layout.line_count:
@@ -266,7 +291,7 @@ class SourceView(ScrollView, can_focus=True):
         start, end = rows.chars(line, k)
         piece = Strip(_slice_chars(content, start, end))
         if end is None:
-            # The last row: the rest of the text and the notes after it (cropped at the edge), then the fill.
+            # The last row: the rest of the text or of the notes after it (wrapped: they fit), then the fill.
             after = fill
         else:
             # An inner row: filled in the band of the text that continues on the next row.

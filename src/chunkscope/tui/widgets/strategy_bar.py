@@ -8,13 +8,14 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, HorizontalScroll, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
-from ...chunk import Param, ParamError, UnknownStrategy, strategy_class
+from ...chunk import ConstraintError, Param, ParamError, Strategy, UnknownStrategy, strategy_class
 from ...config import Config, ResolvedStrategy
 from ..debounce import Debouncer
 from ..session import available_strategies, resolve
@@ -38,6 +39,15 @@ class StrategyBar(Widget):
     "512") would keep the app busy with values nobody asked for. A choice (strategy, bool, enum) is posted at once.
     """
 
+    BINDINGS = [
+        # Tab steps through the parameters itself: one the row hides (out of sight, `_show_more`) is out of
+        # Textual's focus chain, and would be skipped.
+        Binding("tab", "step_field(1)", "Next field", show=False, id="strategy.next-field",
+                tooltip="the next parameter (the row scrolls to it)"),
+        Binding("shift+tab", "step_field(-1)", "Previous field", show=False, id="strategy.previous-field",
+                tooltip="the previous parameter, or the strategy picker"),
+    ]
+
     DEFAULT_CSS = """
     StrategyBar { height: auto; }
     StrategyBar > Vertical { height: auto; }
@@ -46,7 +56,8 @@ class StrategyBar(Widget):
     StrategyBar #strategy-select { width: 26; margin-right: 2; }
     StrategyBar #params-row { height: 1; width: 1fr; }
     StrategyBar #params { height: 1; width: 1fr; scrollbar-size-horizontal: 0; }
-    StrategyBar #params-more { width: auto; margin-right: 1; color: $accent; text-style: bold; }
+    StrategyBar #params-more { width: 7; padding-right: 1; color: $accent; text-style: bold; }
+    StrategyBar .param-group { width: auto; height: 1; }
     StrategyBar .param-label { padding: 0 1 0 1; }
     StrategyBar .param-range { padding: 0 1 0 0; color: $text-muted; }
     StrategyBar Input.param { width: 10; }
@@ -81,6 +92,8 @@ class StrategyBar(Widget):
         self._status_text = ""
         self._more_text = ""
         self._editor_ready = False
+        #: Focus the picker once it is mounted (`focus_picker` came before it was).
+        self._focus_when_ready = False
         #: Posts the typed value once the typist pauses.
         self._typing = Debouncer(self, self._apply, name="parameter debounce")
         self.set_reactive(StrategyBar.resolved, resolved)
@@ -108,7 +121,8 @@ class StrategyBar(Widget):
                 yield Label(self._summary(), id="bar-summary")
                 with Horizontal(id="params-row"):
                     yield HorizontalScroll(id="params", can_focus=False)
-                    # Says that parameters are cut off at this width (Tab scrolls the row to each of them).
+                    # Says that parameters are out of sight at this width (Tab scrolls the row to each of them).
+                    # A fixed width: the row's room for parameters never changes with what it says.
                     yield Label("", id="params-more")
             yield Label("", id="param-status", classes="-empty")
 
@@ -131,10 +145,28 @@ class StrategyBar(Widget):
         self.call_after_refresh(self._show_more)
 
     def _show_more(self) -> None:
-        """``◂``/``▸`` beside the parameters when some are scrolled out of sight on either side."""
+        """Show only whole parameters, and ``◂``/``▸`` beside them when some are out of sight on either side.
+
+        A parameter the row's edge cuts through is hidden rather than drawn in part: fragments of labels and
+        fields (``▼   se``) read as nonsense. Its room stays (it is hidden, not removed), so the row's scroll
+        range, and which parameters fit, never depend on what is hidden. Tab still reaches it
+        (`action_step_field`), and a focused parameter is scrolled into sight whole (`_reveal`).
+        """
         params = self.query_one("#params", HorizontalScroll)
-        left = params.scroll_x > 0
-        right = params.scroll_x < params.max_scroll_x
+        left_edge = params.scroll_x
+        right_edge = left_edge + params.scrollable_content_region.width
+        focused = self.screen.focused if self.is_attached else None
+        left = right = False
+        for group in params.query_children(".param-group"):
+            region = group.virtual_region
+            whole = left_edge <= region.x and region.right <= right_edge
+            if not whole and focused is not None and focused in group.walk_children():
+                whole = True  # wider than the whole row: the field being edited is shown all the same
+            left = left or (not whole and region.x < left_edge)
+            right = right or (not whole and region.x >= left_edge)
+            visibility = "visible" if whole else "hidden"
+            if group.styles.visibility != visibility:
+                group.styles.visibility = visibility
         mark = ("◂" if left else "") + ("▸ tab" if right else "")
         if mark != self._more_text:  # an update lays the bar out again: only on change
             self._more_text = mark
@@ -150,6 +182,56 @@ class StrategyBar(Widget):
         await self.query_one("#bar-row").mount(select, before="#params-row")
         await self.query_one("#bar-summary").remove()
         await self._build_params()
+        if self._focus_when_ready:
+            self._focus_when_ready = False
+            select.focus()
+
+    def focus_picker(self) -> None:
+        """Focus the strategy picker (as soon as it is mounted, when it is not yet)."""
+        if self._editor_ready:
+            self.query_one("#strategy-select", Select).focus()
+        else:
+            self._focus_when_ready = True
+
+    def action_step_field(self, step: int) -> None:
+        """Tab and shift+Tab: the next or previous parameter, shown whole first; past either end, out of the bar
+        (shift+Tab from the first parameter goes to the strategy picker)."""
+        fields = list(self.query(".param"))
+        focused = self.screen.focused
+        at = next((i for i, w in enumerate(fields) if focused is not None and w in focused.ancestors_with_self), None)
+        if at is None:  # the picker (or the first frame's text)
+            target = fields[0] if step > 0 and fields else None
+        else:
+            target = fields[at + step] if 0 <= at + step < len(fields) else None
+        if target is None:
+            if at == 0 and step < 0 and self._editor_ready:
+                self.query_one("#strategy-select", Select).focus()
+            elif step > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
+            return
+        group = target.parent
+        if group is not None and group.has_class("param-group"):
+            self._reveal(group)
+            self._show_more()  # visible now, so it can take the focus
+        target.focus()
+
+    def _reveal(self, group: Widget) -> None:
+        """Scroll the parameters so ``group`` is whole in sight, the row starting at a parameter's first column
+        (moving right, the group ends the row; moving left, it starts it)."""
+        params = self.query_one("#params", HorizontalScroll)
+        width = params.scrollable_content_region.width
+        region = group.virtual_region
+        left = params.scroll_x
+        if width <= 0 or (left <= region.x and region.right <= left + width):
+            return
+        if region.x < left or region.width >= width:
+            target = region.x
+        else:
+            starts = [g.virtual_region.x for g in params.query_children(".param-group")]
+            target = min(x for x in starts if x >= region.right - width)
+        params.scroll_to(x=target, animate=False, immediate=True)
 
     @property
     def editor_ready(self) -> bool:
@@ -158,9 +240,12 @@ class StrategyBar(Widget):
 
     # --- the editor --------------------------------------------------------------------------------------------
 
+    def _class_of(self, base: str) -> type[Strategy]:
+        """The strategy class behind a strategy or preset name."""
+        return strategy_class(self.config.presets[base]["strategy"] if base in self.config.presets else base)
+
     def _params_of(self, base: str) -> tuple[Param, ...]:
-        name = self.config.presets[base]["strategy"] if base in self.config.presets else base
-        return strategy_class(name).parameters
+        return self._class_of(base).parameters
 
     async def _build_params(self) -> None:
         box = self.query_one("#params", HorizontalScroll)
@@ -170,15 +255,15 @@ class StrategyBar(Widget):
         self.call_after_refresh(self._show_more)
 
     def _param_widgets(self) -> list[Widget]:
-        """A label, a typed input (or a choice) and the range, for each declared parameter."""
+        """For each declared parameter, a group of its label, a typed input (or a choice) and the range."""
         resolved = self.resolved
         if resolved is None:
             return []
-        widgets: list[Widget] = []
+        groups: list[Widget] = []
         for p in self._params_of(self._base):
             value = resolved.params.get(p.name, p.default)
             tip = p.help + (f" ({p.range_text()})" if p.range_text() else "")
-            widgets.append(Label(p.name, classes="param-label"))
+            widgets: list[Widget] = [Label(p.name, classes="param-label")]
             if p.choices or p.type is bool:
                 choices = p.choices or (True, False)
                 sel = Select([(param_text(p, c), c) for c in choices], value=value if value in choices else choices[0],
@@ -194,7 +279,9 @@ class StrategyBar(Widget):
                 widgets.append(inp)
                 if p.min is not None or p.max is not None:
                     widgets.append(Label(p.range_text(), classes="param-range"))
-        return widgets
+            # One group per parameter: the row shows or hides a parameter whole (`_show_more`).
+            groups.append(Horizontal(*widgets, classes="param-group", id=f"group-{p.name}"))
+        return groups
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one("#param-status", Label)
@@ -260,10 +347,17 @@ class StrategyBar(Widget):
             self._status("✖ " + errors[0][1], error=True)
             return None
         try:
+            # Every value on screen counts as given: a minimum shown as 50 contradicts a maximum typed as 10, even
+            # though the library lets a default nobody set follow the maximum down.
+            self._class_of(self._base).check_constraints(values)
             defaults = resolve(self.config, self._base).params
             overrides = {k: v for k, v in values.items() if defaults.get(k) != v}
             new = resolve(self.config, self._base, overrides)
         except (ParamError, UnknownStrategy) as exc:
+            if isinstance(exc, ConstraintError):  # both fields of the pair are wrong together
+                for name in exc.names:
+                    for w in self.query(f"#param-{name}"):
+                        w.add_class("-invalid")
             self._status("✖ " + str(exc), error=True)
             return None
         self._status("")
@@ -325,6 +419,9 @@ class StrategyBar(Widget):
 
     def on_descendant_focus(self, event) -> None:
         w = event.widget
+        group = w.parent if w.parent is not None and w.parent.has_class("param-group") else None
+        if group is not None:
+            self._reveal(group)
         if w.id and w.id.startswith("param-") and not self.query_one("#param-status", Label).has_class("-error"):
             name = w.id.removeprefix("param-")
             p = next((p for p in self._params_of(self._base) if p.name == name), None)

@@ -1,0 +1,31 @@
+"""The rule registry: every lint rule, one object each, in the order reports list them.
+
+A new rule is one new object in `RULES` (its class says what it finds and how to fix it, and checks a document's
+`LintContext`); the runner, the settings, inline directives and the command line's help all read it from here.
+"""
+
+from __future__ import annotations
+
+from .rule import Rule
+from .rules.duplicate import Duplicate
+from .rules.embedding import EmbedTruncation
+from .rules.equation import SplitEquation
+from .rules.headings import DanglingHeading
+from .rules.metadata import MissingMetadata
+from .rules.sizes import Oversize, Undersize
+from .rules.splits import SplitAdmonition, SplitFence, SplitList, SplitTable
+
+#: Every rule by id, in report order (ties at one position are listed in this order too).
+RULES: dict[str, Rule] = {rule.id: rule for rule in (
+    Oversize(),
+    Undersize(),
+    SplitFence(),
+    SplitTable(),
+    SplitList(),
+    SplitAdmonition(),
+    SplitEquation(),
+    DanglingHeading(),
+    MissingMetadata(),
+    EmbedTruncation(),
+    Duplicate(),
+)}

@@ -1,0 +1,23 @@
+"""How a question is matched against the chunks: by meaning, by words, or both fused.
+
+- ``dense``: cosine similarity of the embedder's vectors (what most chatbots do).
+- ``keyword``: BM25 over the chunks' words, scored by Qdrant from sparse vectors with its IDF modifier.
+- ``hybrid``: both, fused by Qdrant with reciprocal rank fusion.
+
+Scores differ in kind between modes (cosine, BM25, fused rank); ranks and miss reasons hold for all three.
+"""
+
+from __future__ import annotations
+
+SEARCH_MODES = ("dense", "keyword", "hybrid")
+DEFAULT_SEARCH_MODE = "dense"
+
+
+class SearchModeError(ValueError):
+    """A search mode that does not exist; one line naming the ones that do."""
+
+
+def check_search_mode(mode: str) -> str:
+    if mode not in SEARCH_MODES:
+        raise SearchModeError(f"unknown search mode {mode!r} (choose one of {', '.join(SEARCH_MODES)})")
+    return mode
