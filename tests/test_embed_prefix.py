@@ -88,6 +88,17 @@ def test_a_free_template_over_metadata_with_typed_line_breaks():
     assert moves.embed_text == f"[ch04] Moves (lines {moves.start_line}-{moves.end_line})\n" + moves.text
 
 
+def test_embed_offset_finds_the_text_after_a_prefix_that_repeats_it():
+    from chunkscope.chunk import Chunk
+
+    c = Chunk("a.md", 0, 10, 15, 3, 3, "Moves", 1, embed_text_override="Moves › Moves\n\nMoves")
+    assert c.embed_offset == len("Moves › Moves\n\n")  # not 0, where the prefix happens to say it too
+    plain = chunk_text(PAGE, "section", path="ch04-ownership.md")[0]
+    assert plain.embed_offset == 0
+    prefixed = chunk_text(PAGE, "section", path="ch04-ownership.md", embed_prefix="title")[1]
+    assert prefixed.embed_text[prefixed.embed_offset:] == prefixed.text
+
+
 def test_a_prefix_that_renders_empty_adds_nothing():
     text = "Just a paragraph with no heading at all.\n"
     c = chunk_text(text, "recursive", embed_prefix="{heading}\\n\\n")[0]

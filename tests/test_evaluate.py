@@ -652,3 +652,64 @@ def test_shadowed_by_a_near_duplicate_found_by_the_models_vectors(tmp_path, owne
     assert unranked.expected.rank is None and unranked.outranked_count is None
     assert unranked.expected.score == pytest.approx(vec.expected.score, abs=1e-4)
     assert f"not in the top 1 (score {unranked.expected.score:.3f})" == unranked.detail
+
+
+def test_the_eval_report_names_each_misses_chunks_whole_at_80_columns(copy_tree, capsys, monkeypatch):
+    from chunkscope.cli.cmd_eval_tools import print_eval
+    from chunkscope.evaluate import EvalResult, mean_metrics
+
+    monkeypatch.setenv("COLUMNS", "80")
+    strat = SectionsForTest()
+    joints, copy, other = (strat.chunk(copy_tree.get(p)) for p in ("joints.md", "copy.md", "other.md"))
+    pool = joints + copy + other
+    doc = copy_tree.get("joints.md")
+    q = case("joints.md", heading="Prismatic")
+    region = resolve_region(copy_tree, q)
+    holder = next(c for c in joints if c.text.startswith("## Prismatic"))
+    twin = next(c for c in copy if c.text.startswith("## Prismatic"))
+    order = [pool.index(twin)] + [pool.index(c) for c in other[:5]] + [pool.index(holder)]
+    res = judge(q, region, doc, hits_for(pool, order), relevant_of(pool, doc, region), ks=(1, 5), miss_k=5, depth=7)
+    print_eval([EvalResult("sections", mean_metrics([res.metrics]), [res], ks=(1, 5))], [1, 5])
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines), out
+    assert "shadowed" in out and "1 shadowed" in out  # the reason, and its count in the table
+    assert f"expected  #7 0.930 joints.md:{holder.start_line} (holds the passage)" in out
+    assert "#1 0.990 copy.md:3 (near-duplicate, same text)" in out
+    # Every chunk that outranked it within k, each whole on a line, then how many more ranked above it.
+    for c, rank in zip(other[:4], range(2, 6)):
+        assert any(f"#{rank} {1 - rank / 100:.3f} other.md:{c.start_line}" in line for line in lines), rank
+    assert "and 1 more" in out
+    assert "passage metrics in characters; text shared by overlapping chunks counted once" in out
+
+
+def test_sweep_ranks_by_passage_level_metrics():
+    from chunkscope.tuning import UnknownMetric, parse_metric
+
+    # The metric's own cut-off is computed beside 1 and k, as for hit@N.
+    assert parse_metric("passage_iou@3", 5) == ("passage_iou@3", (1, 3, 5))
+    assert parse_metric("passage_recall@10", 5) == ("passage_recall@10", (1, 5, 10))
+    assert parse_metric("passage_precision@1", 5) == ("passage_precision@1", (1, 5))
+    assert parse_metric("precision_omega", 5) == ("precision_omega", (1, 5))
+    for bad in ("passage_iou", "precision_omega@5", "passage_iou@0", "iou@5"):
+        with pytest.raises(UnknownMetric, match="passage_iou@N or precision_omega"):
+            parse_metric(bad, 5)
+
+
+def test_a_miss_searches_deeper_until_its_holding_chunk_is_found(overlap_tree):
+    from chunkscope.evaluate import _needs_depth
+
+    chunks, others = overlap_pool(overlap_tree)
+    doc = overlap_tree.get("joints.md")
+    region = resolve_region(overlap_tree, case("joints.md", heading="Prismatic"))
+    rel = relevant_of(chunks, doc, region)
+    holder = section_chunk(chunks, "Prismatic")
+    neighbour = chunks[holder.index - 1]
+    pool = chunks + others
+    filler = [len(chunks) + i for i in range(4)]
+    # Only an overlap neighbour in the shallow list: the holder's rank (the verdict's) is further down.
+    assert _needs_depth(hits_for(pool, filler + [pool.index(neighbour)]), doc, region, rel, miss_k=3)
+    # The holder is in the list: its rank is known.
+    assert not _needs_depth(hits_for(pool, filler + [pool.index(holder)]), doc, region, rel, miss_k=3)
+    # A hit needs no rank of a miss.
+    assert not _needs_depth(hits_for(pool, [pool.index(neighbour)] + filler), doc, region, rel, miss_k=3)

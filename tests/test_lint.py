@@ -21,7 +21,15 @@ from chunkscope.chunk import Limits, Param, Span, Strategy, chunk_documents, str
 from chunkscope.cli import main
 from chunkscope.config import ConfigError, parse_config
 from chunkscope.docs import load_docs
-from chunkscope.lint import RULES, annotate_chunks, annotate_results, lint_document, lint_settings, lint_tree, with_warnings
+from chunkscope.lint import (
+    RULES,
+    annotate_chunks,
+    annotate_results,
+    lint_document,
+    lint_settings,
+    lint_tree,
+    with_warnings,
+)
 from chunkscope.strategies.custom import load_callable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -588,7 +596,7 @@ def test_real_strategies_findings_agree_with_their_chunks(name, sample_docs):
 def test_lint_tree_stops_between_documents_when_cancelled(sample_docs):
     """The app's tree worker passes a `CancelToken` polling the worker: a stale run ends early instead of linting
     every file, with the one `Cancelled` every long task raises."""
-    from chunkscope.progress import CancelToken, Cancelled
+    from chunkscope.progress import Cancelled, CancelToken
 
     tree = load_docs(sample_docs)
     asked: list[int] = []

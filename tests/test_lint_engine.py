@@ -29,7 +29,7 @@ from chunkscope.lint import (
     lint_settings,
     lint_tree,
 )
-from chunkscope.progress import CancelToken, Cancelled, Phase
+from chunkscope.progress import Cancelled, CancelToken, Phase
 from tests.test_lint import FIXTURES, MarkerStrategy, write
 
 

@@ -19,6 +19,7 @@ from chunkscope.embed import Embedded, Embedder, EmbedStats
 from chunkscope.progress import CancelToken
 from chunkscope.store import (
     BATCH,
+    DENSE,
     Store,
     StoreError,
     build_filter,
@@ -163,16 +164,6 @@ def test_truncated_counts_every_chunk_of_the_collection_not_only_those_written(s
     assert (again.upserted, again.truncated) == (0, 1)  # nothing written, still one chunk the model cuts short
 
 
-def test_local_collection_writes_through_wal(store, tmp_path):
-    import sqlite3
-
-    store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store))
-    files = list((tmp_path / "qdrant").rglob("storage.sqlite"))
-    assert len(files) == 1
-    with sqlite3.connect(files[0]) as conn:  # journal_mode=WAL is stored in the file itself
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
 def test_payload_change_rewrites_point_without_duplicate(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["one", "two"])
@@ -246,7 +237,7 @@ def test_local_filter_fast_path_equals_qdrant_filter(store):
         q = emb.vector(f"query {i}")
         for k in (1, 5, 30):
             got = [(h.id, round(h.score, 6)) for h in store.search(q, k, filters=filters, collection=coll(store))]
-            exact = store.client.query_points(coll(store), query=q.tolist(), limit=k,
+            exact = store.client.query_points(coll(store), query=q.tolist(), using=DENSE, limit=k,
                                               query_filter=build_filter(filters)).points
             assert got == [(str(p.id), round(p.score, 6)) for p in exact], (filters, k)
 

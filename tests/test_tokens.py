@@ -139,7 +139,7 @@ def test_unknown_tokenizer_is_one_clear_error() -> None:
 def test_core_imports_no_ui_or_torch() -> None:
     code = (
         "import sys, chunkscope, chunkscope.docs, chunkscope.structure, chunkscope.tokens, chunkscope.chunk, "
-        "chunkscope.config\n"
+        "chunkscope.config, chunkscope.analysis, chunkscope.paths, chunkscope.tokens.background\n"
         "import importlib\n"
         "for m in ('chunkscope.lint','chunkscope.embed','chunkscope.store','chunkscope.retrieval','chunkscope.evaluate'):\n"
         "    try: importlib.import_module(m)\n"

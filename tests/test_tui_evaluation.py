@@ -105,3 +105,89 @@ async def test_v_opens_the_probe_table_with_a_column_per_strategy(tiny_docs: Pat
         assert SWEEP_HINT in str(screen.query_one("#eval-sweep-title", Static).render())
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen), what="back to the explorer")
+
+
+# --- the sections each strategy missed ------------------------------------------------------------------------
+
+
+class FakeProbe:
+    """`tuning.probe` without a model: every strategy answers every section but the ones in ``misses``
+    (label → heading → reason, rank), each judged on the strategy's own chunk holding the start of the body."""
+
+    def __init__(self, misses: dict[str, dict[str, tuple[str, int | None]]]) -> None:
+        self.misses = misses
+
+    def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None):
+        from chunkscope.evaluate import EvalResult, QueryResult, RankedChunk
+        from chunkscope.tuning import ProbeOutcome, ProbeResult
+
+        result = ProbeResult(k, tuple(sorted({1, k})), probe_set, [])
+        for label, strategy in strategies:
+            chunks = [c for d in tree.documents for c in strategy.chunk(d)]
+            per_query = []
+            for s in probe_set.sections:
+                reason, rank = self.misses.get(label, {}).get(s.heading, (None, 1))
+                holder = next(c for c in chunks if c.path == s.path and c.start <= s.start < c.end)
+                judged = RankedChunk.of_chunk(holder) if reason and reason != "absent" else None
+                per_query.append(QueryResult(s.query, s.case().expect, s.region(), s.line, reason is None, rank, 0.5,
+                                             1, reason, f"rank {rank}" if rank else "not in the top 100", {},
+                                             expected=judged))
+            ev = EvalResult(label, {f"hit@{k}": 1.0}, per_query)
+            result.outcomes.append(ProbeOutcome(label, strategy.name, dict(strategy.params), len(chunks), ev.metrics,
+                                                [q.hit for q in per_query], [q.rank for q in per_query],
+                                                [q.reason for q in per_query], [False] * len(per_query), eval=ev))
+        return result
+
+
+def list_lines(widget) -> str:
+    """What an option list draws on screen, line by line (what a person reads, cut where the screen cuts it)."""
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+
+
+async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with_its_chunk(tiny_docs: Path,
+                                                                                            monkeypatch):
+    import chunkscope.tuning as tuning
+    from types import SimpleNamespace
+
+    from chunkscope.tui.screens.evaluation import MissedList
+
+    cfg = parse_config({"strategy": "recursive", "presets": PRESETS})
+    app = make_app(tiny_docs, cfg)
+    async with app.run_test(size=(80, 24)) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen) and ex.result is not None,
+                       what="the explorer")
+        embedder = SimpleNamespace(loaded=True, embed=lambda texts, **kw: None)
+        monkeypatch.setattr(ex.search, "retriever", lambda resolved: SimpleNamespace(embedder=embedder, store=None))
+        monkeypatch.setattr(tuning, "probe", FakeProbe({"small": {"Meanders": ("below-k", 7)},
+                                                        "by-section": {"Pyroclastic flows": ("absent", None)}}))
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, EvaluationScreen) and app.screen.result is not None,
+                       what="the probe's result")
+        screen = app.screen
+        title = str(screen.query_one("#eval-missed-title", Static).render())
+        assert "missed sections of 5 (recursive 0, small 1, by-section 1)" in title, title
+        await pilot.press("m")
+        listing = screen.query_one("#eval-missed", MissedList)
+        assert listing.has_focus and listing.size.height >= 4
+        shown = list_lines(listing)
+        # Each miss: the heading, its reason and rank; then file:line (wrapped, never cut off at 80 columns).
+        assert "small: 1 section missed of 5" in shown, shown
+        assert "✖ Meanders  below-k · rank 7" in shown and "rivers.md:7" in shown, shown
+        assert listing.get_option_at_index(listing.highlighted).id == "miss-0"
+        await pilot.press("down")
+        assert "Pyroclastic flows  absent · not ranked" in list_lines(listing)
+        assert "volcanoes.md:7 · not in the top 100" in list_lines(listing)
+        await pilot.press("up", "enter")
+        # The view closes; the explorer shows the section under the strategy that missed it, its chunk selected
+        # and expected for the section's question.
+        await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen), what="back to the explorer")
+        await wait_for(pilot, lambda: ex.result is not None and ex.result.doc.path == "rivers.md"
+                       and ex.result.resolved.label == "small" and ex.selected is not None
+                       and ex._pending_jump is None, what="the section's chunk")  # noqa: SLF001
+        chunk = ex.result.chunks[ex.selected]
+        body = next(s for s in screen.result.sections if s.heading == "Meanders")
+        assert chunk.start <= body.start < chunk.end
+        assert ex.expected is not None and ex.expected.question == "Meanders"
+        assert (ex.expected.start, ex.expected.end, ex.expected.index) == (chunk.start, chunk.end, chunk.index)
+        assert ex.resolved.label == "small"

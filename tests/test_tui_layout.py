@@ -118,3 +118,30 @@ async def test_the_query_pane_at_80x24_leaves_the_source_usable_and_the_footer_w
         box = ex.query_one("#query-input", Input)
         await pilot.press("q", "question_mark")
         assert box.value == "q?" and app.screen is ex
+
+
+@pytest.mark.parametrize("size", [(120, 40), (140, 40), (160, 45)])
+async def test_the_chunk_tables_heading_and_warnings_stay_readable(size):
+    """Each row shows its first warning whole (and how many more) and the end of its heading path, at least 14
+    characters of it; counts the detail pane also shows give way first."""
+    from rich.cells import cell_len
+
+    from chunkscope.tui.widgets.chunk_table import ChunkTable
+
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        ex = app.explorer
+        table = ex.query_one(ChunkTable)
+        chunks = ex.result.chunks
+        assert any(len(c.warnings) > 1 for c in chunks), "the first file needs a chunk with two warnings"
+        rows = [table.render_line(y).text for y in range(1, min(len(chunks), table.size.height - 1) + 1)]
+        assert all(cell_len(row) <= table.size.width for row in rows)
+        for c, row in zip(chunks, rows):
+            assert row.split()[:2] == [str(c.index), str(c.tokens)], row
+            if c.warnings:
+                more = f" +{len(c.warnings) - 1}" if len(c.warnings) > 1 else ""
+                assert f"{c.warnings[0]}{more}" in row or ", ".join(c.warnings) in row, row
+            heading = " › ".join(c.heading_path)
+            shown = heading if len(heading) <= 14 else heading[-13:]  # the end of the path, after "…"
+            assert shown in row, (shown, row)

@@ -69,7 +69,8 @@ class FakeSearch:
         #: Where the hits point, and whether they pass the threshold.
         self.path = "a.md"
         self.kept = True
-        #: When set, indexing reports "0 of 10 written" (the model loading) and waits for this before finishing.
+        #: When set, indexing reports the model loading (as the session does before the first batch) and waits
+        #: for this before writing its 10 points.
         self.index_gate: threading.Event | None = None
         self.index_started = threading.Event()
 
@@ -77,9 +78,10 @@ class FakeSearch:
         self.indexed_calls.append(resolved.label)
         self.index_started.set()
         if self.index_gate is not None:
-            started = Progress(Phase.INDEX, 0, 10, unit="points", label=resolved.label)
-            on_progress(started)  # as the store does before its first batch, while the model loads
+            on_progress(Progress(Phase.LOAD, 0, 1, unit="model", label="the embedding model"))
             self.index_gate.wait(10)
+            started = Progress(Phase.INDEX, 0, 10, unit="points", label=resolved.label)
+            on_progress(started)
             on_progress(started.advanced(10))
         self.session.indexed.add(resolved.fingerprint())
         return SimpleNamespace(cancelled=False, upserted=1, chunks=1, seconds=0.0, embedded=1, cached=0,
@@ -219,8 +221,7 @@ async def test_indexing_says_the_model_loads_and_goes_on_behind_escape(monkeypat
             await pilot.press("enter")
             # Nothing written yet: the row says the model is loading, not a stuck "0% 0/10".
             await wait_for(pilot, lambda: fake.index_started.is_set()
-                           and "10 chunks to write" in str(index_status.render()), what="the first progress")
-            assert "loading the embedding model" in str(index_status.render())
+                           and "loading the embedding model" in str(index_status.render()), what="the first progress")
             assert "0/10" not in str(index_status.render())
             status = str(pane.query_one("#query-status").render())
             assert "Press Enter" not in status and "Indexing the tree" in status

@@ -88,3 +88,17 @@ def test_query_view_before_the_first_question(snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
+
+
+def test_files_view_at_80x24(snap_compare):
+    """The files view at the smallest size: paths cut from the left, every figure on screen."""
+    from chunkscope.tui.screens.files import FilesScreen
+
+    async def run_before(pilot):
+        await settle(pilot, chunk=None)
+        await pilot.press("F")
+        await until(pilot, lambda: isinstance(pilot.app.screen, FilesScreen) and pilot.app.screen.shown)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)

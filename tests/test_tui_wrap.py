@@ -281,3 +281,63 @@ def test_row_map_measures_lines_as_they_are_drawn():
     emoji = f"ab{family}cd{family}"
     rows = RowMap(emoji, [0], 4)
     assert [emoji[slice(*rows.chars(0, k))] for k in range(rows.row_count(0))] == [f"ab{family}", f"cd{family}"]
+
+
+async def test_notes_after_a_line_wrap_with_it_instead_of_running_off_the_edge(docs):
+    """Lint findings and the ✂ mark are drawn after their line; wrapped, they continue on rows of their own."""
+    # Chunks of 400 tokens: the embedder reads 256 word pieces of each, so every chunk gets a long
+    # embed-truncation note and a ✂ mark where the model stops reading.
+    app = pilot.make_app(docs, Config(), "fixed", chunk_size=400, chunk_overlap=0)
+    async with app.run_test(size=SIZE) as pilot_:
+        ex, view = await opened(pilot_, app)
+        layout = ex.layout_data
+        gw = layout.gutter_width
+        width = view.scrollable_content_region.width
+        noted = sorted(layout.cut_lines | {line - 1 for line in layout.marks})
+        notes = {y: "".join(text for text, _ in layout.pieces(y).note) for y in noted}  # as drawn after the text
+        assert any(len(note) > width for note in notes.values()), "the fixture needs notes wider than the view"
+        for y, note in notes.items():
+            rows = rows_of(view, y)
+            assert all(cell_len(r) == width for r in rows)
+            start, end = layout.line_span(y)
+            drawn = squash("".join(r[gw:] for r in rows))
+            # The whole line, then the whole note: nothing cut at the edge.
+            assert drawn == squash(DOC[start:end]) + squash(note), f"line {y + 1}"
+            # The note's rows break between words, as the text's do: every word on a row is a whole one (unless
+            # the line holds a word wider than the view: the URL, cut at the column).
+            words = set(note.split()) | set(DOC[start:end].split())
+            if all(len(w) < width - gw for w in DOC[start:end].split()):
+                assert all(set(r[gw:].split()) <= words for r in rows), f"line {y + 1}"
+
+
+async def test_a_url_in_the_chunk_detail_breaks_only_between_its_parts(sample_docs):
+    """The detail pane breaks a URL after a /, ?, & or #, never inside a name (at every width)."""
+    from chunkscope.config import parse_config
+    from chunkscope.tui.widgets.chunk_detail import ChunkDetail
+
+    site = "https://robotics-handbook.example.org/docs/humanoid-kinematics-second-edition"
+    path = "module-1-foundations/02-forward-kinematics.md"
+    for size in ((80, 24), (120, 40), (160, 50)):
+        app = pilot.make_app(sample_docs, parse_config({"site_url": site}))
+        async with app.run_test(size=size) as pilot_:
+            ex = app.explorer
+            await wait_for(pilot_, lambda: ex.result is not None and ex.result.complete and ex.query("#detail"),
+                           what="the explorer")
+            ex.open_file(path)
+            await wait_for(pilot_, lambda: ex.result.doc.path == path and ex.result.complete, what=path)
+            ex.selected = 2
+            detail = ex.query_one(ChunkDetail)
+            from chunkscope.tui.session import chunk_link
+
+            url = chunk_link(ex.config, ex.result, ex.result.chunks[2])
+            assert url.startswith(site) and "#" in url
+            await wait_for(pilot_, lambda: any("https://" in s.text for s in detail.lines), what="the URL drawn")
+            lines = [s.text for s in detail.lines]
+            first = next(i for i, line in enumerate(lines) if "https://" in line)
+            pieces = [lines[first][lines[first].index("https://"):].strip()]
+            while len("".join(pieces)) < len(url):
+                pieces.append(lines[first + len(pieces)].strip())
+            assert "".join(pieces) == url, (size, pieces)
+            # Each line ends at a separator: between the parts of a URL, never inside a word.
+            assert all(not (a[-1].isalnum() and b[0].isalnum()) for a, b in zip(pieces, pieces[1:])), (size, pieces)
+            assert all(len(piece) <= detail.scrollable_content_region.width for piece in pieces)

@@ -62,6 +62,21 @@ class Chunk:
         return self.text if self.embed_text_override is None else self.embed_text_override
 
     @property
+    def embed_offset(self) -> int | None:
+        """Where the chunk's text starts inside `embed_text`: 0 without a prefix, the prefix's length with one;
+        None when a strategy embeds a text that does not hold it. Maps an offset of the embedded text (where the
+        model stops reading) back to the document: ``start + offset - embed_offset``."""
+        embedded = self.embed_text_override
+        if embedded is None:
+            return 0
+        # A prefix is put in front: the text is the tail. Searching from the left could find it in the prefix
+        # (a short chunk whose words the heading repeats).
+        if embedded.endswith(self.text):
+            return len(embedded) - len(self.text)
+        at = embedded.find(self.text)
+        return at if at >= 0 else None
+
+    @property
     def words(self) -> int:
         return len(self.text.split())
 
@@ -449,14 +464,16 @@ class Strategy:
         for p in self.parameters:
             self.params[p.name] = p.coerce(params[p.name], self.name) if p.name in params else p.default
         self._settle_constraints(declared, given=params.keys())
-        self.embed_prefix = EmbedPrefix.parse(self.params[EMBED_PREFIX.name], self.prefix_fields(), self.name)
+        #: The parsed ``embed_prefix`` (None: chunks are embedded as they are).
+        self.embed_prefix: EmbedPrefix | None = EmbedPrefix.parse(self.params[EMBED_PREFIX.name],
+                                                                 self.prefix_fields(), self.name)
         self.validate()
 
     def _settle_constraints(self, declared: Mapping[str, Param], given: Iterable[str]) -> None:
         """Lower the defaults that follow a given value (`Constraint.default_follows`), then check every pair."""
-        given = set(given)
+        chosen = set(given)
         for c in self.constraints:
-            if c.default_follows and c.left not in given and not c.holds(self.params):
+            if c.default_follows and c.left not in chosen and not c.holds(self.params):
                 try:  # only to a value the parameter allows; else the check below reports the pair
                     self.params[c.left] = declared[c.left].coerce(self.params[c.right], self.name)
                 except ParamError:

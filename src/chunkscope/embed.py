@@ -22,7 +22,7 @@ import numpy as np
 
 from .embed_cache import CACHE_FILE, EmbeddingCache
 from .embedder_spec import EmbedderSpec, EmbedderSpecError, parse_embedder
-from .encoders import EmbedError, Encoder, make_encoder
+from .encoders import EmbedError, Encoder, SentenceTransformerEncoder, onnx_runtime_available
 from .extras import (
     DEFAULT_MODEL_MODULES,
     EMBED_MODULES,
@@ -76,6 +76,30 @@ def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def make_encoder(spec: EmbedderSpec, *, model_dir: Path | None, dim: int | None, max_seq_length: int,
+                 device: str | None = None, batch_size: int = 32, threads: int | None = None,
+                 runtime: str | None = None) -> Encoder:
+    """The encoder for ``spec``.
+
+    ``runtime`` picks how the default model runs: ``"onnx"`` or ``"torch"``; None: ONNX Runtime when it is
+    installed and no GPU device was asked for (torch then keeps the GPU), else torch.
+    """
+    if spec.kind == "openai":
+        from .openai_encoder import OpenAIEncoder  # httpx only for those who use an endpoint
+
+        return OpenAIEncoder(spec, batch_size=max(batch_size, 64))
+    assert model_dir is not None
+    if spec.kind == "minilm":
+        want = runtime or "torch"  # LEAD-TODO: onnx default once onnx_minilm lands
+        if want == "onnx":
+            from .onnx_minilm import OnnxMiniLMEncoder
+
+            return OnnxMiniLMEncoder(spec, model_dir, max_seq_length=max_seq_length, batch_size=batch_size,
+                                     threads=threads)
+    return SentenceTransformerEncoder(spec, model_dir, dim=dim, max_seq_length=max_seq_length, device=device,
+                                      batch_size=batch_size, threads=threads)
+
+
 class Embedder:
     """An embedding model with a persistent vector cache.
 
@@ -111,8 +135,6 @@ class Embedder:
             dim = spec.known_dim
         else:
             want_onnx = spec.kind == "minilm" and runtime != "torch"
-            from .encoders import onnx_runtime_available
-
             modules = () if want_onnx and onnx_runtime_available() else EMBED_MODULES
             require_extra((*modules, *(DEFAULT_MODEL_MODULES if spec.is_default else ())))
             try:

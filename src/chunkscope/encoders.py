@@ -8,7 +8,7 @@ progress and cancellation, and the statistics of each call are the `Embedder`'s,
   user cache (that one export needs torch), after which no process imports torch to embed.
 - `chunkscope.openai_encoder.OpenAIEncoder`: an OpenAI-compatible ``/v1/embeddings`` endpoint.
 
-`make_encoder` picks one for an `EmbedderSpec`.
+`chunkscope.embed.make_encoder` picks one for an `EmbedderSpec`.
 """
 
 from __future__ import annotations
@@ -175,27 +175,3 @@ class SentenceTransformerEncoder:
 def onnx_runtime_available() -> bool:
     """Whether ONNX Runtime is installed (looked up, not imported)."""
     return importlib.util.find_spec("onnxruntime") is not None
-
-
-def make_encoder(spec: EmbedderSpec, *, model_dir: Path | None, dim: int | None, max_seq_length: int,
-                 device: str | None = None, batch_size: int = 32, threads: int | None = None,
-                 runtime: str | None = None) -> Encoder:
-    """The encoder for ``spec``.
-
-    ``runtime`` picks how the default model runs: ``"onnx"`` or ``"torch"``; None: ONNX Runtime when it is
-    installed and no GPU device was asked for (torch then keeps the GPU), else torch.
-    """
-    if spec.kind == "openai":
-        from .openai_encoder import OpenAIEncoder
-
-        return OpenAIEncoder(spec, batch_size=max(batch_size, 64))
-    assert model_dir is not None
-    if spec.kind == "minilm":
-        want = runtime or "torch"  # LEAD-TODO: onnx default once onnx_minilm lands
-        if want == "onnx":
-            from .onnx_minilm import OnnxMiniLMEncoder
-
-            return OnnxMiniLMEncoder(spec, model_dir, max_seq_length=max_seq_length, batch_size=batch_size,
-                                     threads=threads)
-    return SentenceTransformerEncoder(spec, model_dir, dim=dim, max_seq_length=max_seq_length, device=device,
-                                      batch_size=batch_size, threads=threads)

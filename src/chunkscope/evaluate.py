@@ -484,7 +484,8 @@ class QueryResult:
         """The chunk a miss was judged on and what outranked it (empty for a hit)."""
         if self.reason is None:
             return {}
-        return {"expected": None if self.expected is None else {**self.expected.to_dict(), "whole": self.expected_whole},
+        expected = None if self.expected is None else {**self.expected.to_dict(), "whole": self.expected_whole}
+        return {"expected": expected,
                 "outranked_by": [o.to_dict() for o in self.outranked_by], "outranked_count": self.outranked_count}
 
     def to_dict(self) -> dict[str, Any]:
@@ -722,8 +723,10 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
              store_factory: Callable[[str, "Strategy"], "Store"] | None = None, on_progress: ProgressFn | None = None,
              *, miss_k: int = 5, depth: int = DEFAULT_DEPTH, cancel: CancelToken | None = None,
              site_url: str | None = None, regions: Sequence[Region] | None = None,
-             passage_unit: str = "chars") -> list[EvalResult]:
+             passage_unit: str = "chars", search_mode: str = "dense") -> list[EvalResult]:
     """Index the tree with each strategy and score every query; one `EvalResult` per strategy, in order.
+
+    ``search_mode`` is how questions are matched (`chunkscope.search_modes`): dense, keyword or hybrid.
 
     Args:
         strategies: (label, configured strategy) pairs; the label names the column in reports.
@@ -767,7 +770,7 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
                 if own_store is None:
                     own_store = Store(tree.root)
                 store = own_store
-            retriever = Retriever(tree, strategy, embedder, store, site_url)
+            retriever = Retriever(tree, strategy, embedder, store, site_url, search_mode=search_mode)
             report = retriever.ensure_indexed(on_progress, cancel, label=label)
             if report.cancelled:
                 raise Cancelled(f"evaluation stopped while indexing {label}")
@@ -817,9 +820,9 @@ def score_retriever(retriever: "Retriever", label: str, queries: Sequence[QueryC
         # max(ks) is the rank of that chunk. Local mode copies every returned payload, so a deep search costs
         # ~10x a shallow one.
         shallow = max(max(ks), miss_k)
-        hits = retriever.search(vec, k=shallow, threshold=threshold)
+        hits = retriever.search(vec, k=shallow, threshold=threshold, text=case.query)
         if depth > shallow and _needs_depth(hits, doc, region, relevant, miss_k):
-            hits = retriever.search(vec, k=depth, threshold=threshold)
+            hits = retriever.search(vec, k=depth, threshold=threshold, text=case.query)
         per_query.append(judge(case, region, doc, hits, relevant, ks, miss_k, threshold, tokenizer, depth,
                                index=index, query_vector=vec, measure=measure))
         if on_progress is not None:
@@ -951,7 +954,8 @@ class Baseline:
             raise BaselineError(f"{name}: not a baseline file (no \"chunkscope_baseline\" version)")
         version = data["chunkscope_baseline"]
         if version != BASELINE_VERSION:
-            raise BaselineError(f"{name}: baseline version {version!r}; this chunkscope reads version {BASELINE_VERSION}")
+            raise BaselineError(f"{name}: baseline version {version!r}; this chunkscope reads version "
+                                f"{BASELINE_VERSION}")
         strategies = data.get("strategies")
         if not isinstance(strategies, dict) or not strategies:
             raise BaselineError(f"{name}: the baseline holds no strategy's metrics")

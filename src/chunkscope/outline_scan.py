@@ -249,7 +249,7 @@ class _Scanner:
             width = 4 if "\t" in indent else len(indent)
 
             in_html = pos < html_until
-            li = bisect_right(ls, pos) - 1
+            li = bisect_right(ls, pos) - 1  # `line_of`, 0-based, inlined: once per candidate line
 
             if c == "#":
                 hm = _ATX.match(line)

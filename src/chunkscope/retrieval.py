@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .progress import CancelToken, ProgressFn
+from .search_modes import DEFAULT_SEARCH_MODE, check_search_mode
 from .site import chunk_url, doc_numbering
 from .store import Hit, IndexReport, Store, StoreError
 
@@ -186,12 +187,15 @@ class Retriever:
     """
 
     def __init__(self, tree: "DocsTree", strategy: "Strategy", embedder: "Embedder", store: Store,
-                 site_url: str | None = None, *, citation_template: str | None = None) -> None:
+                 site_url: str | None = None, *, citation_template: str | None = None,
+                 search_mode: str = DEFAULT_SEARCH_MODE) -> None:
         self.tree = tree
         self.strategy = strategy
         self.embedder = embedder
         self.store = store
         self.site_url = site_url
+        #: dense, keyword or hybrid (`chunkscope.search_modes`); the collection serves all three.
+        self.search_mode = check_search_mode(search_mode)
         self.citation_template = citation_template or getattr(strategy, "citation_template", None) or _DEFAULT_TEMPLATE
         # The tree's root owns the collection: another tree sharing the store has collections of its own.
         self.collection = store.use(strategy, embedder, owner=tree.root)
@@ -260,19 +264,21 @@ class Retriever:
             self.store.delete_paths(self.scope, self.collection)
         self.last_report = None
 
-    def search(self, vector: "np.ndarray", k: int = 5, threshold: float | None = 0.7,
-               filters: Mapping[str, Any] | None = None) -> list[Hit]:
-        """Nearest chunks of this tree (of the loaded files only, for a partial load)."""
-        return self.store.search(vector, k, threshold, filters, collection=self.collection, paths=self.scope)
+    def search(self, vector: "np.ndarray | None", k: int = 5, threshold: float | None = None,
+               filters: Mapping[str, Any] | None = None, *, text: str | None = None) -> list[Hit]:
+        """Best chunks of this tree (of the loaded files only, for a partial load) in this retriever's search
+        mode: ``vector`` is the question's (dense, hybrid), ``text`` its words (keyword, hybrid)."""
+        return self.store.search(vector, k, threshold, filters, collection=self.collection, paths=self.scope,
+                                 mode=self.search_mode, text=text)
 
-    def query(self, question: str, k: int = 5, threshold: float | None = 0.7,
+    def query(self, question: str, k: int = 5, threshold: float | None = None,
               filters: Mapping[str, Any] | None = None) -> list[Hit]:
         """The ``k`` best chunks for ``question``; those under ``threshold`` come back with ``kept=False``."""
-        vec = self.embedder.embed_query(question)
-        return self.search(vec, k, threshold, filters)
+        vec = None if self.search_mode == "keyword" else self.embedder.embed_query(question)
+        return self.search(vec, k, threshold, filters, text=question)
 
-    def query_many(self, questions: Sequence[str], k: int = 5, threshold: float | None = 0.7,
+    def query_many(self, questions: Sequence[str], k: int = 5, threshold: float | None = None,
                    filters: Mapping[str, Any] | None = None) -> list[list[Hit]]:
         """Several questions, embedded in one batch (cached: eval runs repeat the same questions)."""
         vecs = self.embedder.embed(list(questions)).vectors
-        return [self.search(v, k, threshold, filters) for v in vecs]
+        return [self.search(v, k, threshold, filters, text=q) for v, q in zip(vecs, questions)]

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 from .extras import STORE_MODULES, require_extra
 from .progress import CancelToken, Phase, Progress, ProgressFn
+from .search_modes import DEFAULT_SEARCH_MODE, check_search_mode
+from .sparse import Bm25Encoder, average_length
 from .payload import SIGNATURE_KEY, chunk_payload
 from .paths import cache_home
 
@@ -48,6 +50,10 @@ BATCH = 64
 POINT_NAMESPACE = uuid.UUID("6a1c0a52-7f0b-4f39-9d0c-2b7f3f0e8c11")
 #: Payload fields that get an index on a Qdrant server (local mode has no payload indexes).
 INDEXED_FIELDS = {"path": "keyword", "chapter_id": "keyword", "chapter": "integer"}
+#: The names of a point's two vectors: the embedder's, and the BM25 terms of its embed text.
+DENSE, KEYWORD = "dense", "bm25"
+#: How deep each side of a hybrid search ranks before Qdrant fuses them (reciprocal rank fusion).
+FUSION_DEPTH = 50
 #: Local-mode filtered searches first rank this many points unfiltered (see `Store._local_filtered`).
 LOCAL_OVERFETCH = 200
 #: Fields every point carries besides the strategy's metadata.
@@ -192,10 +198,13 @@ def point_id(path: str, start: int, end: int, text: str, owner: str = "") -> str
     return str(uuid.uuid5(POINT_NAMESPACE, f"{owner}\x00{key}" if owner else key))
 
 
-def payload_sig(payload: Mapping[str, Any], embed_text: str, model_id: str) -> str:
-    """What a stored point must match to be left alone: its payload, the text embedded, and the model."""
+def payload_sig(payload: Mapping[str, Any], embed_text: str, model_id: str, avgdl: float | None = None) -> str:
+    """What a stored point must match to be left alone: its payload, the text embedded, the model, and the
+    collection's mean length its keyword weights were computed with (see `chunkscope.sparse`)."""
     h = hashlib.sha1(json.dumps(payload, sort_keys=True).encode())
     h.update(b"\x00" + hashlib.sha256(embed_text.encode("utf-8")).digest() + model_id.encode())
+    if avgdl is not None:
+        h.update(f"\x00bm25:{avgdl:g}".encode())
     return h.hexdigest()
 
 
@@ -430,14 +439,19 @@ class Store:
         client = self._c()
         try:
             if client.collection_exists(name):
-                have = self._vector_size(name)
-                if have is None or have == dim:
+                if self._has_layout(name, dim):
                     self._dims[name] = dim
-                    self._tune_local(name)
                     return False
-                # Same name, other size: only possible if a model folder changed in place; its vectors are useless.
+                # Another size (a model folder changed in place) or a collection made before keyword search
+                # (one unnamed vector, no sparse one): its points cannot serve every search mode; index afresh.
                 client.delete_collection(name)
-            client.create_collection(name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE))
+            client.create_collection(
+                name,
+                vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+                # Qdrant weighs each term by its inverse document frequency over the collection at search time:
+                # with the term-frequency weights stored per point, the dot product is BM25 (chunkscope.sparse).
+                sparse_vectors_config={KEYWORD: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            )
             if self.mode == "server":
                 for fname, kind in INDEXED_FIELDS.items():
                     client.create_payload_index(name, fname, field_schema=getattr(models.PayloadSchemaType, kind.upper()))
@@ -446,32 +460,14 @@ class Store:
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"{self.location}: cannot create collection {name} ({_one_line(exc)})") from None
         self._dims[name] = dim
-        self._tune_local(name)
         return True
 
-    def _tune_local(self, name: str) -> None:
-        """Make local-mode writes ~50x faster: WAL journal and synchronous=NORMAL on the collection's SQLite file.
-
-        qdrant-client's local mode commits every point on its own; with the default rollback journal each commit
-        is an fsync (~17 ms here), so writing the points cost about as much as embedding them. In WAL mode with
-        NORMAL sync a commit is atomic but not flushed: a power cut may lose the last points, never corrupt the
-        file, and the next sync rewrites whatever is missing. Reaches into qdrant-client's internals, so any
-        surprise leaves the defaults in place.
-        """
-        if self.mode != "local":
-            return
-        try:
-            conn = self.client._client.collections[name].storage.storage  # noqa: SLF001
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except Exception:  # noqa: BLE001 - an optimisation only
-            pass
-
-    def _vector_size(self, name: str) -> int | None:
-        info = self._c().get_collection(name)
-        vectors = info.config.params.vectors
-        size = getattr(vectors, "size", None)
-        return int(size) if size is not None else None
+    def _has_layout(self, name: str, dim: int) -> bool:
+        """Whether the collection has this chunkscope's vectors: a named dense one of ``dim`` and the keyword one."""
+        params = self._c().get_collection(name).config.params
+        dense = params.vectors.get(DENSE) if isinstance(params.vectors, dict) else None
+        sparse = params.sparse_vectors or {}
+        return dense is not None and int(dense.size) == dim and KEYWORD in sparse
 
     def collections(self) -> list[str]:
         """chunkscope's collections in this store."""
@@ -544,6 +540,10 @@ class Store:
         name = collection
         if name not in self._dims:
             self.ensure_collection(name, embedder.dim)
+        # Keyword weights are normalised by the mean chunk length of everything given (the whole tree's chunks).
+        bm25 = Bm25Encoder()
+        terms = {id(c): bm25.terms(c.embed_text) for c in chunks}
+        avgdl = average_length(len(t) for t in terms.values())
         if scope is not None:
             chunks = [c for c in chunks if c.path in scope]  # never write what the scope would not delete
         report = IndexReport(collection=name, chunks=len(chunks))
@@ -555,7 +555,7 @@ class Store:
             if pid in wanted:
                 continue  # a strategy emitting the same span twice: one point
             payload = chunk_payload(c, extra(c) if extra else None)
-            sig = payload_sig(payload, c.embed_text, embedder.model_id)
+            sig = payload_sig(payload, c.embed_text, embedder.model_id, avgdl)
             payload[SIGNATURE_KEY] = sig
             wanted[pid] = (c, payload, sig)
         todo = [(pid, c, payload) for pid, (c, payload, sig) in wanted.items() if existing.get(pid) != sig]
@@ -583,8 +583,11 @@ class Store:
             vecs, st = embedded.vectors, embedded.stats
             report.embedded += st.misses
             report.cached += st.hits
-            points = [models.PointStruct(id=pid, vector=v.tolist(), payload=payload)
-                      for (pid, _, payload), v in zip(batch, vecs)]
+            points = []
+            for (pid, c, payload), v in zip(batch, vecs):
+                sv = bm25.document(terms[id(c)], avgdl)
+                points.append(models.PointStruct(id=pid, payload=payload, vector={
+                    DENSE: v.tolist(), KEYWORD: models.SparseVector(indices=sv.indices, values=sv.values)}))
             try:
                 with self._lock:
                     self._c().upsert(name, points=points, wait=True)
@@ -605,26 +608,62 @@ class Store:
 
     # -- searching --
 
-    def search(self, vector: "np.ndarray | Sequence[float]", k: int = 5, threshold: float | None = None,
+    def search(self, vector: "np.ndarray | Sequence[float] | None", k: int = 5, threshold: float | None = None,
                filters: Mapping[str, Any] | None = None, *, collection: str,
-               paths: Collection[str] | None = None) -> list[Hit]:
-        """The ``k`` nearest chunks, best first; hits under ``threshold`` are returned too, with ``kept=False``.
+               paths: Collection[str] | None = None, mode: str = DEFAULT_SEARCH_MODE,
+               text: str | None = None) -> list[Hit]:
+        """The ``k`` best chunks, best first; hits under ``threshold`` are returned too, with ``kept=False``.
 
-        ``filters`` maps payload keys to values (``{"chapter": "3"}``; see `parse_filter_value`); all must match.
-        ``paths``: only chunks of these documents (a partial load's files).
+        Args:
+            vector: the question's dense vector (``dense`` and ``hybrid``).
+            filters: payload keys to values (``{"chapter": "3"}``; see `parse_filter_value`); all must match.
+            paths: only chunks of these documents (a partial load's files).
+            mode: ``dense`` (cosine), ``keyword`` (BM25, scored by Qdrant) or ``hybrid`` (both, fused by Qdrant
+                with reciprocal rank fusion); see `chunkscope.search_modes`.
+            text: the question's words (``keyword`` and ``hybrid``).
+
+        The threshold is a cosine score: it applies to ``dense`` only. BM25 scores and fused ranks are on other
+        scales, so in the other modes every hit is kept.
         """
+        from qdrant_client import models
+
+        check_search_mode(mode)
         name = collection
-        vec = vector.tolist() if hasattr(vector, "tolist") else list(vector)
         k = max(1, int(k))
         if paths is not None and not paths:
             return []
+        vec = None
+        if mode != "keyword":
+            if vector is None:
+                raise ValueError(f"{mode} search needs the question's vector")
+            vec = vector.tolist() if hasattr(vector, "tolist") else list(vector)
+        sparse = None
+        if mode != "dense":
+            if text is None:
+                raise ValueError(f"{mode} search needs the question's text")
+            q = Bm25Encoder().query(text)
+            sparse = models.SparseVector(indices=q.indices, values=q.values)
+        scope = build_filter(filters, paths)
         try:
             with self._lock:
                 points = None
-                if (filters or paths is not None) and self.mode == "local" and all(_plain_key(key) for key in filters or {}):
-                    points = self._local_filtered(name, vec, k, filters or {}, paths)
-                if points is None:
-                    points = self._c().query_points(name, query=vec, limit=k, query_filter=build_filter(filters, paths),
+                if mode == "dense":
+                    if (filters or paths is not None) and self.mode == "local" and all(_plain_key(key) for key in filters or {}):
+                        points = self._local_filtered(name, vec, k, filters or {}, paths)
+                    if points is None:
+                        points = self._c().query_points(name, query=vec, using=DENSE, limit=k, query_filter=scope,
+                                                        with_payload=True, with_vectors=False).points
+                elif mode == "keyword":
+                    points = [] if not sparse.indices else self._c().query_points(
+                        name, query=sparse, using=KEYWORD, limit=k, query_filter=scope, with_payload=True,
+                        with_vectors=False).points
+                else:
+                    depth = max(FUSION_DEPTH, k)
+                    prefetch = [models.Prefetch(query=vec, using=DENSE, limit=depth, filter=scope)]
+                    if sparse.indices:  # a question of stop words only has no keyword side
+                        prefetch.append(models.Prefetch(query=sparse, using=KEYWORD, limit=depth, filter=scope))
+                    points = self._c().query_points(name, prefetch=prefetch,
+                                                    query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k,
                                                     with_payload=True, with_vectors=False).points
         except StoreError:
             raise
@@ -632,7 +671,7 @@ class Store:
             raise StoreError(f"{self.location}: search in {name} failed ({_one_line(exc)})") from None
         hits = []
         for rank, p in enumerate(points, 1):
-            kept = threshold is None or p.score >= threshold
+            kept = threshold is None or mode != "dense" or p.score >= threshold
             hits.append(Hit.from_payload(rank, p.score, kept, p.payload or {}, p.id))
         return hits
 
@@ -649,7 +688,7 @@ class Store:
         client = self._c()
         # Only the filtered keys come back with the deep ranking (local mode deep-copies every payload it returns).
         keys = list(filters) + (["path"] if paths is not None else [])
-        res = client.query_points(name, query=vec, limit=depth, with_payload=keys, with_vectors=False)
+        res = client.query_points(name, query=vec, using=DENSE, limit=depth, with_payload=keys, with_vectors=False)
         matched = [p for p in res.points if _payload_matches(p.payload or {}, filters) and _in_paths(p.payload or {}, paths)]
         if len(matched) < k and len(res.points) >= depth:
             return None

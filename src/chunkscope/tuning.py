@@ -27,7 +27,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .chunk import ParamError, Strategy, strategy_class
 from .evaluate import (
@@ -43,7 +43,9 @@ from .evaluate import (
     score_retriever,
 )
 from .payload import storage_estimate
+from .embedder_spec import EmbedderSpecError
 from .progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
+from .search_modes import SearchModeError, check_search_mode
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_LEVELS = (2, 4)
+#: Grid keys that are not a strategy's parameters but the pipeline's: how questions are matched, and the model.
+PIPELINE_KEYS = ("search", "embedder")
 _METRIC = re.compile(r"^(?:(hit|recall|ndcg|passage_recall|passage_precision|passage_iou)@(\d+)|mrr|precision_omega)$")
 
 
@@ -214,7 +218,7 @@ class _Run:
 def _run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embedder", store: "Store",
                 cases: Sequence[QueryCase], regions: Sequence[Region], qvecs: Any, *, ks: Sequence[int], miss_k: int,
                 threshold: float | None, depth: int, site_url: str | None,
-                step: ProgressFn, cancel: CancelToken | None) -> _Run:
+                step: ProgressFn, cancel: CancelToken | None, search_mode: str = "dense") -> _Run:
     """Chunk, embed what is new (length-sorted), write the collection, and score the queries. Raises Cancelled.
 
     ``step`` gets this configuration's own reports; the caller places them within the whole job."""
@@ -228,7 +232,7 @@ def _run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Emb
         prepare(tree.documents, strategy.length_tokenizer)  # whole-document encodings on all cores, kept per doc
     except Exception:  # noqa: BLE001 - only a speed-up; chunking reports a bad tokenizer itself
         pass
-    retriever = Retriever(tree, strategy, embedder, store, site_url)
+    retriever = Retriever(tree, strategy, embedder, store, site_url, search_mode=search_mode)
     chunks = retriever.chunks
     todo = [c for c in chunks if c.embed_tokens is None]
     for c, n in zip(todo, embedder.count_tokens([c.embed_text for c in todo])):
@@ -264,7 +268,7 @@ def _tokenizer(embedder: "Embedder") -> Any:
 
 
 def _query_vectors(embedder: "Embedder", cases: Sequence[QueryCase], cancel: CancelToken | None) -> Any:
-    return embedder.embed([c.query for c in cases], cancel=cancel, label="questions")
+    return embedder.embed([c.query for c in cases], cancel=cancel, label="questions").vectors
 
 
 # --- probe ----------------------------------------------------------------------------------------------------
@@ -375,7 +379,7 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
           min_level: int = DEFAULT_LEVELS[0], max_level: int = DEFAULT_LEVELS[1], max_queries: int | None = None,
           unique: bool = True, probe_set: ProbeSet | None = None, embedder: "Embedder | None" = None,
           store: "Store | None" = None, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-          depth: int = DEFAULT_DEPTH, site_url: str | None = None) -> ProbeResult:
+          depth: int = DEFAULT_DEPTH, site_url: str | None = None, search_mode: str = "dense") -> ProbeResult:
     """Ask every section heading of ``tree`` and score each strategy on finding that section's body.
 
     Args:
@@ -416,7 +420,8 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
         for i, (label, strategy) in enumerate(strategies):
             whole = Progress(Phase.PROBE, i, whole.total, unit=whole.unit, started=whole.started, label=label)
             run = _run_config(tree, label, strategy, embedder, store, cases, regions, qvecs, ks=ks, miss_k=k,
-                              threshold=None, depth=depth, site_url=site_url, step=report, cancel=cancel)
+                              threshold=None, depth=depth, site_url=site_url, step=report, cancel=cancel,
+                              search_mode=search_mode)
             ev = run.result
             result.outcomes.append(ProbeOutcome(
                 label=label, strategy=strategy.name, params=dict(strategy.params), chunks=len(run.chunks),
@@ -618,12 +623,18 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
           metric: str | None = None, threshold: float | None = None, max_queries: int | None = None,
           embedder: "Embedder | None" = None, store: "Store | None" = None, keep: bool = False,
           on_progress: ProgressFn | None = None, cancel: CancelToken | None = None, depth: int = DEFAULT_DEPTH,
-          site_url: str | None = None) -> SweepResult:
+          site_url: str | None = None, search_mode: str = "dense",
+          embedder_factory: Callable[[str], "Embedder"] | None = None) -> SweepResult:
     """Score every combination of ``grid`` for one strategy; see the module docstring.
 
     Args:
         strategy: a registered strategy name, or a Strategy class.
-        grid: parameter name → values (raw strings are coerced per point).
+        grid: parameter name → values (raw strings are coerced per point). Besides the strategy's parameters
+            (``embed_prefix`` among them), two keys are dimensions of the pipeline: ``search`` (dense, keyword,
+            hybrid: points that differ only there share one collection and its vectors) and ``embedder``
+            (a model per value, made by ``embedder_factory``).
+        search_mode: the search mode of points whose grid has no ``search``.
+        embedder_factory: makes the embedder of an ``embedder`` grid value (required when the grid has one).
         queries: labelled queries (`evaluate.load_queries`) or a `ProbeSet` (then no threshold applies).
         base_params: parameters every point shares (a preset's, ``--param``); the grid's values win.
         metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N``, the passage-level
@@ -666,6 +677,18 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
                          points, probe=pset)
     embedder = embedder or Embedder()
     result.dim = embedder.dim
+    if "embedder" in grid and embedder_factory is None:
+        raise ValueError("a grid over embedders needs an embedder_factory")
+    embedders: dict[str, "Embedder"] = {}
+    query_vectors: dict[str, Any] = {}
+
+    def embedder_for(name: str | None) -> "Embedder":
+        if name is None:
+            return embedder
+        if name not in embedders:
+            embedders[name] = embedder_factory(name)  # type: ignore[misc] - checked above
+        return embedders[name]
+
     own = store is None
     store = store or Store(tree.root)
     total = len(points)
@@ -680,28 +703,35 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
 
     try:
         existing = set(store.collections())
-        asked = embedder.embed([c.query for c in cases], cancel=cancel, label="questions")
-        qvecs = asked.vectors
-        result.query_embedded = asked.stats.misses
         for point in points:
             whole = Progress(Phase.SWEEP, point.index, total, unit="configurations", started=whole.started,
                              label=point.label)
+            pipeline = {key: point.params[key] for key in PIPELINE_KEYS if key in point.params}
+            strategy_params = {n: v for n, v in point.params.items() if n not in PIPELINE_KEYS}
             try:
-                strat = cls(**{**base, **point.params})
-            except ParamError as exc:
+                mode = check_search_mode(str(pipeline.get("search", search_mode)))
+                point_embedder = embedder_for(pipeline.get("embedder"))
+                strat = cls(**{**base, **strategy_params})
+            except (ParamError, SearchModeError, EmbedderSpecError) as exc:
                 point.status, point.reason = "skipped", str(exc)
                 if on_progress is not None:
                     on_progress(whole.advanced(point.index + 1))
                 continue
-            point.params = {n: strat.params[n] for n in point.params}  # coerced values
+            point.params = {**{n: strat.params[n] for n in strategy_params}, **pipeline}  # coerced values
+            key = point_embedder.model_id
+            if key not in query_vectors:  # each embedder embeds the questions once
+                asked = point_embedder.embed([c.query for c in cases], cancel=cancel, label="questions")
+                query_vectors[key] = asked.vectors
+                result.query_embedded += asked.stats.misses
+            qvecs = query_vectors[key]
             # The collection is named before the run, so one that fails half-way is still dropped at the end.
-            coll = store.use(strat, embedder, owner=tree.root)
+            coll = store.use(strat, point_embedder, owner=tree.root)
             if coll not in existing and coll not in created:
                 created.append(coll)
             try:
-                run = _run_config(tree, point.label, strat, embedder, store, cases, regions, qvecs, ks=ks,
+                run = _run_config(tree, point.label, strat, point_embedder, store, cases, regions, qvecs, ks=ks,
                                   miss_k=k, threshold=threshold, depth=depth, site_url=site_url, step=report,
-                                  cancel=cancel)
+                                  cancel=cancel, search_mode=mode)
             except Cancelled:
                 raise
             except (ParamError, ValueError, LookupError) as exc:  # the strategy failed on a document
@@ -714,7 +744,7 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
             point.metrics = dict(ev.metrics)
             point.chunks = len(run.chunks)
             point.texts, point.embedded, point.cached = run.texts, run.embedded, run.cached
-            est = storage_estimate(run.chunks, result.dim)
+            est = storage_estimate(run.chunks, point_embedder.dim)
             point.vector_bytes, point.payload_bytes = est.vector_bytes, est.payload_bytes
             point.seconds = run.seconds
             point.collection = run.collection
@@ -736,9 +766,12 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
                     except Exception:  # noqa: BLE001 - a collection that is already gone
                         pass
         finally:
+            for e in embedders.values():
+                e.close()
             if own:
                 store.close()
     result.distinct_texts = len(seen)
-    result.encode_seconds = getattr(embedder, "encode_seconds", 0.0) - encode0
+    result.encode_seconds = getattr(embedder, "encode_seconds", 0.0) - encode0 + sum(
+        e.encode_seconds for e in embedders.values())
     result.seconds = time.perf_counter() - t0
     return result

@@ -9,6 +9,7 @@ the chunks that outranked it, JSON, baseline changes and the winning preset.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import sys
 from typing import Any
 
@@ -18,8 +19,10 @@ from . import Interrupted
 from .cmd_core import documents_exit
 from .cmd_retrieval import (
     _add_store_args,
+    add_search_arg,
     make_embedder,
     open_store,
+    search_mode,
 )
 from .common import (
     EXIT_FINDINGS,
@@ -35,6 +38,7 @@ from .common import (
     strategies_from_args,
     visible,
 )
+from .parsing import parse_grid
 from .progress_bar import graceful_interrupt, progress_bar
 from .table_layout import DROP, Col, fit_table, wrap_items
 
@@ -66,6 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("queries", metavar="QUERIES", help="JSONL or YAML: {query, expect: {path, heading|anchor|text}}")
     add_strategy_args(p, multiple=True)
     _add_store_args(p)
+    add_search_arg(p, several=True)
+    p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
+                   help="score every combination as its own column: a strategy parameter (embed_prefix=none,heading), "
+                        "search=dense,keyword,hybrid or embedder=all-MiniLM-L6-v2,openai:MODEL (repeatable)")
     p.add_argument("-k", default="1,3,5,10", metavar="K,K,...", help="cut-offs (default 1,3,5,10)")
     p.add_argument("--threshold", type=float, default=None, help="score threshold (default from config, else none)")
     p.add_argument("--passage-unit", choices=PASSAGE_UNITS, default="chars",
@@ -91,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="FILE", help="config file (default: chunkscope.toml or pyproject.toml nearest the docs)")
     _add_store_args(p)
     _add_probe_args(p)
+    add_search_arg(p)
     p.add_argument("-k", type=int, default=5, help="a heading is answered when its section ranks within k (default 5)")
     p.add_argument("--show", type=int, default=30, metavar="N", help="list at most N missed sections per list (0: all)")
     p.add_argument("--json", action="store_true", help="machine-readable output, with every section's result")
@@ -114,6 +123,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--probe", action="store_true", help="score on the section headings instead of QUERIES")
     _add_probe_args(p)
     p.add_argument("--threshold", type=float, default=None, help="score threshold for QUERIES (default from config, else none)")
+    add_search_arg(p)
     p.add_argument("--keep", action="store_true", help="keep the sweep's collections in the store afterwards")
     p.add_argument("--preset-name", default="sweep-best", metavar="NAME", help="name of the printed preset (default sweep-best)")
     _add_store_args(p)
@@ -182,14 +192,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
     queries = load_queries(args.queries)
     resolved = strategies_from_args(args, ctx.config)
     threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
-    embedder = make_embedder(ctx, args)
-    with open_store(ctx, args) as store:
-        with graceful_interrupt() as cancel, progress_bar("eval", quiet=args.json) as on_progress:
-            results = evaluate(
-                ctx.tree, [(r.label, r.strategy) for r in resolved], queries, ks=ks, threshold=threshold,
-                embedder=embedder, store_factory=lambda label, strategy: _SharedStore(store), on_progress=on_progress,
-                cancel=cancel, site_url=ctx.config.site_url or None, passage_unit=args.passage_unit,
-            )
+    variants = eval_variants(args, ctx.config, resolved)
+    embedders: dict[str | None, Any] = {}
+    results = []
+    try:
+        with open_store(ctx, args) as store:
+            with graceful_interrupt() as cancel, progress_bar("eval", quiet=args.json) as on_progress:
+                # One evaluate() per (search mode, embedder): the strategies of a group share its question vectors.
+                groups: dict[tuple[str, str | None], list[tuple[str, Any]]] = {}
+                for v in variants:
+                    groups.setdefault((v.search, v.embedder), []).append((v.label, v.strategy))
+                by_label = {}
+                for (mode, emb_name), pairs in groups.items():
+                    if emb_name not in embedders:
+                        embedders[emb_name] = make_embedder(ctx, args, emb_name)
+                    for r in evaluate(
+                        ctx.tree, pairs, queries, ks=ks, threshold=threshold if mode == "dense" else None,
+                        embedder=embedders[emb_name], store_factory=lambda label, strategy: _SharedStore(store),
+                        on_progress=on_progress, cancel=cancel, site_url=ctx.config.site_url or None,
+                        passage_unit=args.passage_unit, search_mode=mode,
+                    ):
+                        by_label[r.strategy_label] = r
+                results = [by_label[v.label] for v in variants]
+    finally:
+        for e in embedders.values():
+            e.close()
     for metric in bars:
         if results and metric not in results[0].metrics:
             raise ParamError(f"--fail-under: unknown metric {metric!r} (have {', '.join(results[0].metrics)})")
@@ -217,6 +244,41 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if failed or regressions else documents_exit(ctx.tree)
 
 
+@dataclass(frozen=True)
+class EvalVariant:
+    """One column of ``eval``: a configured strategy, how questions are matched, and which embedder."""
+
+    label: str
+    strategy: Any
+    search: str
+    embedder: str | None  # None: the command's embedder (--embedder or [embedder])
+
+
+def eval_variants(args: argparse.Namespace, config, resolved) -> list[EvalVariant]:
+    """Each strategy once per combination of --search modes and --grid values, labelled by what varies."""
+    import itertools
+
+    from ..tuning import PIPELINE_KEYS
+    from .parsing import parse_search
+
+    modes = parse_search(getattr(args, "search", None), several=True) or [config.search_mode]
+    out: list[EvalVariant] = []
+    for r in resolved:
+        grid = parse_grid(args.grid, r.strategy.name) if getattr(args, "grid", None) else {}
+        if "search" in grid and getattr(args, "search", None):
+            raise ParamError("give the search modes with --search or --grid search=…, not both")
+        axes = {"search": grid.pop("search", modes), **grid}
+        names = list(axes)
+        for combo in itertools.product(*(axes[n] for n in names)):
+            point = dict(zip(names, combo))
+            params = {n: v for n, v in point.items() if n not in PIPELINE_KEYS}
+            strategy = r.strategy if not params else type(r.strategy)(**{**r.strategy.params, **params})
+            varied = [f"{n}={v}" for n, v in point.items() if len(axes[n]) > 1]
+            label = " · ".join([r.label, *varied])
+            out.append(EvalVariant(label, strategy, str(point["search"]), point.get("embedder")))
+    return out
+
+
 class _SharedStore:
     """Lets evaluate() use the command's store without closing it (the command owns it)."""
 
@@ -236,7 +298,7 @@ class _SharedStore:
         return None
 
 
-def _delta_cell(change, tolerance: float) -> Any:
+def _delta_cell(change) -> Any:
     """A metric's change since the baseline: ▼ in red for a regression, a smaller drop in yellow."""
     from rich.text import Text
 
@@ -268,7 +330,7 @@ def eval_table(results, width: int, comparison=None, **table_kw: Any) -> Any:
         cells.append(", ".join(f"{n} {k}" for k, n in r.reasons.items() if n) or "—")
         cols.append(Col(visible(r.strategy_label, oneline=True), cells, justify="right", overflow="fold"))
         if comparison is not None:
-            deltas = [_delta_cell(comparison.change(r.strategy_label, m), comparison.tolerance)
+            deltas = [_delta_cell(comparison.change(r.strategy_label, m))
                       if r.strategy_label in comparison.baseline.strategies else Text("new", style="dim")
                       for m in metrics]
             cols.append(Col("Δ", [*deltas, ""], justify="right"))
@@ -383,7 +445,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         with graceful_interrupt() as cancel, progress_bar("probe", quiet=args.json) as on_progress:
             result = probe(ctx.tree, [(r.label, r.strategy) for r in resolved], k=k, probe_set=pset,
                            embedder=embedder, store=store, on_progress=on_progress, cancel=cancel,
-                           site_url=ctx.config.site_url or None)
+                           site_url=ctx.config.site_url or None, search_mode=search_mode(args, ctx.config))
     if args.json:
         print(json_line(result.to_dict()))
     else:
@@ -552,7 +614,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             result = sweep(ctx.tree, strat, grid, queries, base_params=base, k=k, metric=args.metric,
                            threshold=threshold, max_queries=None if args.probe else max_q, embedder=embedder,
                            store=store, keep=args.keep, on_progress=on_progress, cancel=cancel,
-                           site_url=ctx.config.site_url or None)
+                           site_url=ctx.config.site_url or None, search_mode=search_mode(args, ctx.config),
+                           embedder_factory=lambda name: make_embedder(ctx, args, name))
     if args.json:
         print(json_line(result.to_dict()))
     else:

@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=int, default=None, help="how many chunks to retrieve (default 5)")
     p.add_argument("--threshold", type=float, default=None,
                    help="score threshold (default: [query] threshold, else the embedder's own: 0.7 for "
-                        "text-embedding-3-small as in seed 004, 0.35 for all-MiniLM-L6-v2)")
+                        "text-embedding-3-small as in seed 004, 0.45 for all-MiniLM-L6-v2, measured)")
+    add_search_arg(p)
     p.add_argument("--filter", action="append", metavar="KEY=VALUE",
                    help="payload filter, e.g. chapter_id=ch03 or path=intro.md: any metadata field of the strategy "
                         "(see `chunk --format jsonl`) or path, heading, chunk_index (repeatable: all must match)")
@@ -69,13 +70,34 @@ def open_store(ctx, args):
     return Store(ctx.tree.root, url=target.url, path=target.path, timeout=target.timeout)
 
 
-def make_embedder(ctx, args):
-    """The embedder: --embedder/--embed-url over [embedder] (see `Config.embedder_spec`)."""
+def make_embedder(ctx, args, model: str | None = None):
+    """The embedder: ``model`` (a grid's value), else --embedder, with --embed-url, over [embedder] (see
+    `Config.embedder_spec`). The URL goes only to an endpoint: a grid may mix local models and endpoints."""
     from ..embed import Embedder
 
     e = ctx.config.embedding
-    spec = ctx.config.embedder_spec(getattr(args, "embedder", None), getattr(args, "embed_url", None))
+    name = model or getattr(args, "embedder", None)
+    url = getattr(args, "embed_url", None)
+    if name and not name.startswith("openai:"):
+        url = None
+    spec = ctx.config.embedder_spec(name, url)
     return Embedder(spec, device=e.get("device"), batch_size=int(e.get("batch_size", 32)), runtime=e.get("runtime"))
+
+
+def add_search_arg(p: argparse.ArgumentParser, several: bool = False) -> None:
+    more = ("; several, comma-separated, are compared side by side (also --grid search=dense,hybrid)"
+            if several else "")
+    p.add_argument("--search", metavar="MODE",
+                   help="how questions are matched: dense (the embedder's vectors), keyword (BM25, scored by Qdrant) "
+                        f"or hybrid (both, fused by reciprocal rank); default: [query] search, else dense{more}")
+
+
+def search_mode(args, config) -> str:
+    """--search, else ``[query] search``, else dense."""
+    from .parsing import parse_search
+
+    modes = parse_search(getattr(args, "search", None))
+    return modes[0] if modes else config.search_mode
 
 
 def report_line(label: str, r) -> str:
@@ -171,8 +193,12 @@ def cmd_query(args: argparse.Namespace) -> int:
     threshold = args.threshold
     if threshold is None:
         threshold = ctx.config.threshold if ctx.config.threshold is not None else embedder.default_threshold
+    mode = search_mode(args, ctx.config)
+    if mode != "dense":
+        threshold = None  # BM25 scores and fused ranks are not cosines: a cosine threshold means nothing there
     with open_store(ctx, args) as store:
         retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
+                              search_mode=mode,
                               citation_template=resolved.citation_template)
         _check_filter_keys(filters, retriever.chunks)
         report = ensure_index(retriever, resolved.label, quiet=args.json)

@@ -8,6 +8,9 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..chunk import ParamError, Strategy, strategy_class
+from ..embedder_spec import EmbedderSpecError, parse_embedder
+from ..search_modes import SEARCH_MODES
+from ..tuning import PIPELINE_KEYS
 
 
 def parse_param_args(items: list[str] | None) -> dict[str, str]:
@@ -77,14 +80,18 @@ def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str
     for item in items:
         name, values = _name_and_value(item, "--grid", "expected NAME=VALUE,VALUE,... e.g. chunk_size=256,384,512",
                                        "the parameter name is empty")
-        if name not in declared:
+        if name not in declared and name not in PIPELINE_KEYS:
             raise ParamError(f"--grid {item!r}: {cls.name} has no parameter {name!r} "
-                             f"(parameters: {', '.join(declared) or 'none'})")
+                             f"(parameters: {', '.join(declared) or 'none'}; and the pipeline's "
+                             f"{', '.join(PIPELINE_KEYS)})")
         if name in grid:
             raise ParamError(f"--grid {item!r}: {name} is given twice; list all its values in one --grid")
         raw = _split_values(name, values)
         if any(isinstance(v, str) and not v for v in raw):
             raise ParamError(f"--grid {item!r}: empty value (expected {name}=VALUE,VALUE,...)")
+        if name in PIPELINE_KEYS:
+            grid[name] = list(dict.fromkeys(_pipeline_value(item, name, str(v)) for v in raw))
+            continue
         out: list[Any] = []
         for v in raw:
             try:
@@ -97,3 +104,29 @@ def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str
     if not grid:
         raise ParamError("sweep needs at least one --grid NAME=VALUE,VALUE,...")
     return grid
+
+
+def _pipeline_value(item: str, name: str, value: str) -> str:
+    """A ``search`` or ``embedder`` grid value, checked now rather than after the first configurations ran."""
+    value = value.strip()
+    if name == "search" and value not in SEARCH_MODES:
+        raise ParamError(f"--grid {item!r}: unknown search mode {value!r} (choose from {', '.join(SEARCH_MODES)})")
+    if name == "embedder":
+        try:
+            parse_embedder(value)
+        except EmbedderSpecError as exc:
+            raise ParamError(f"--grid {item!r}: {exc}") from None
+    return value
+
+
+def parse_search(value: str | None, *, several: bool = False) -> list[str]:
+    """``--search dense`` (or ``dense,hybrid`` where several are compared) → the modes, checked."""
+    if value is None:
+        return []
+    modes = [m.strip() for m in value.split(",") if m.strip()] if several else [value.strip()]
+    for m in modes:
+        if m not in SEARCH_MODES:
+            raise ParamError(f"--search {value!r}: unknown search mode {m!r} (choose from {', '.join(SEARCH_MODES)})")
+    if not modes:
+        raise ParamError(f"--search {value!r}: no search mode given")
+    return list(dict.fromkeys(modes))

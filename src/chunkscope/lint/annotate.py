@@ -7,8 +7,9 @@ point's payload) reads the marked copies.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..chunk import ChunkedDoc
 from .registry import RULES

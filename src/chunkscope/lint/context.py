@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..structure import first_content
 from ..tokens import get_tokenizer
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 #: Anchored by ``match(text, start, end)``: the block is one comment and nothing else.
-_COMMENT_ONLY = re.compile(r"(?:(?:<!--(?:(?!-->).)*-->|\{/\*(?:(?!\*/\}).)*\*/\})\s*)+\Z", re.S)
+_COMMENT_ONLY = re.compile(r"(?:(?:<!--(?:(?!-->).)*-->|\{/\*(?:(?!\*/\}).)*\*/\})\s*)+\Z", re.DOTALL)
 
 
 def is_comment(text: str, b: Block) -> bool:

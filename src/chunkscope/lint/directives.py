@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..docs import Document
 
 _DIRECTIVE = re.compile(
-    r"(?:<!--|\{/\*)\s*chunkscope:\s*(ignore-file|ignore)\b(.*?)\s*(?:-->|\*/\})", re.S
+    r"(?:<!--|\{/\*)\s*chunkscope:\s*(ignore-file|ignore)\b(.*?)\s*(?:-->|\*/\})", re.DOTALL
 )
 
 

@@ -7,8 +7,9 @@ in chunked, and never changes the chunks: marking them with the findings is `ann
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..chunk import Chunk, ChunkedDoc, Strategy, chunk_documents
 from ..docs import load_docs, marked_root_of
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ..progress import CancelToken, ProgressFn
     from .context import ChunkEmbeddings
     from .rule import Rule
+
 
 def _strategy_of(x: Any) -> Strategy:
     """A `Strategy` from a strategy or a `config.ResolvedStrategy`."""

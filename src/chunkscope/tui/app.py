@@ -33,6 +33,12 @@ class ChunkscopeApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit-anywhere", priority=True,
                 tooltip="leave chunkscope, even from a text field"),
         Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="keys, colours and commands"),
+        # The query pane has its own ctrl+x; this one stops its index build from anywhere else in the explorer
+        # (the build goes on behind a closed pane, and the footer shows it there).
+        # Priority, as the pane's: a text field of the strategy bar would otherwise take it as "cut" (only while an
+        # index is built: otherwise the key falls through to the field).
+        Binding("ctrl+x", "stop_indexing", "Stop indexing", id="app.stop-indexing", priority=True,
+                tooltip="stop the index build after the batch in progress; what is written is kept"),
     ]
 
     def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> None:
@@ -54,6 +60,24 @@ class ChunkscopeApp(App[int]):
     @property
     def explorer(self) -> ExplorerScreen:
         return next(s for s in self.screen_stack if isinstance(s, ExplorerScreen))
+
+    def _index_pane(self):
+        """The explorer's query pane while it builds an index, else None."""
+        if not isinstance(self.screen, ExplorerScreen):
+            return None
+        panes = self.screen.query("#query-pane")
+        pane = panes.first() if panes else None
+        return pane if pane is not None and pane.check_action("cancel_index", ()) else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_indexing":
+            return self._index_pane() is not None  # offered (and in the footer) only while an index is built
+        return True
+
+    def action_stop_indexing(self) -> None:
+        pane = self._index_pane()
+        if pane is not None:
+            pane.action_cancel_index()
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

@@ -7,17 +7,22 @@ sentence-transformers) is imported inside the functions that need it, from worke
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..chunk import Chunk
 from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
-from ..progress import CancelToken, ProgressFn
+from ..progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
+from ..safe_text import visible
 from ..wording import install_hint as _install_sentence
 
 #: How deep to search when looking for the rank of an expected chunk, or when filtering by chapter.
 DEPTH = 100
+#: Seconds between looks at the cancel token while waiting for the store (held by another task).
+WAIT_POLL_SECONDS = 0.1
 
 
 def retrieval_available() -> str | None:
@@ -39,9 +44,48 @@ def install_hint(err: BaseException | None, what: str = "Querying") -> str | Non
     return _install_sentence(what, err.extra, err.package)
 
 
+#: How `Progress.describe` ends while there is no rate yet; the app says how long the step has run instead.
+_MEASURING = " · time left: measuring"
+
+
+def measuring(p: Progress) -> bool:
+    """Whether the step has no rate yet (its line then shows the time it has run, which moves on its own)."""
+    return p.done < p.total and p.rate is None
+
+
+def progress_text(p: Progress) -> str:
+    """A long task's line, terminal-safe: phase, done/total, rate and time left (`Progress.describe`); while
+    nothing is measured yet, how long the step has run, so a model loading or a first batch never looks stuck."""
+    if p.phase is Phase.LOAD:
+        text = f"{p.phase.value} {p.label}".rstrip() + "…"  # one thing loads: no count to show
+        o = p.outer
+        if o is not None:
+            text = f"{o.phase.value} {min(o.done + 1, o.total)}/{o.total} {o.unit} · {text}"
+    else:
+        text = p.describe()
+    if measuring(p):
+        text = text.removesuffix(_MEASURING) + f" · {format_seconds(p.elapsed)} so far"
+    return visible(text, oneline=True)
+
+
+def progress_brief(p: Progress) -> str:
+    """The footer's few words for it: ``indexing 120/716 · 16 s left``."""
+    if p.phase is Phase.LOAD:
+        return visible(f"{p.phase.value} {p.label}".rstrip(), oneline=True)
+    text = f"{p.phase.value} {p.done:,}/{p.total:,}"
+    left = p.seconds_left
+    if left is not None and p.done < p.total:
+        text += f" · {format_seconds(left)} left"
+    return text
+
+
 @dataclass(frozen=True)
 class Expected:
-    """The chunk the user says should answer the question ("expect this chunk")."""
+    """The chunk the user says should answer the question ("expect this chunk").
+
+    It belongs to one question (``question``; None: the next question asked) and was cut by one strategy
+    (``strategy_label``): the query pane drops it when another question is asked.
+    """
 
     path: str
     start: int
@@ -49,9 +93,14 @@ class Expected:
     index: int
     line: int
     strategy_label: str
+    question: str | None = None
 
     def describe(self) -> str:
         return f"#{self.index} of {self.path} (line {self.line})"
+
+    def is_chunk(self, path: str, start: int, end: int) -> bool:
+        """Whether a hit is this very chunk (its overlap neighbours share text with it, not its span)."""
+        return (path, start, end) == (self.path, self.start, self.end)
 
 
 @dataclass
@@ -94,6 +143,13 @@ class SearchSession:
         self._store = None
         self._retrievers: dict[str, Any] = {}
         self.indexed: set[str] = set()
+        #: A threshold the user set in the query pane for this session (None: config, else the embedder's).
+        self.threshold_override: float | None = None
+        #: What holds the store now ("indexing recursive"), for a task that has to wait for it to say why.
+        self.busy: str | None = None
+        #: Bumped when the documents change; the retrievers catch up on their next use (see `invalidate`).
+        self._generation = 0
+        self._retrievers_generation = 0
 
     def _key(self, resolved: ResolvedStrategy) -> str:
         return resolved.fingerprint()
@@ -102,11 +158,39 @@ class SearchSession:
         return self._key(resolved) in self.indexed
 
     def invalidate(self) -> None:
-        """Documents changed on disk: every retriever chunks again, and the next query re-syncs its index."""
-        with self.lock:
+        """Documents changed on disk: every retriever chunks again, and the next query re-syncs its index.
+
+        Called on the UI thread, so it never waits for the lock (an index build holds it for minutes): the
+        retrievers catch up on their next use, and a build running now is not counted as done.
+        """
+        self._generation += 1
+        self.indexed.clear()
+
+    def _catch_up(self) -> None:
+        """Under the lock: let the retrievers see the documents as they are now."""
+        if self._retrievers_generation != self._generation:
             for r in self._retrievers.values():
                 r.invalidate()
-            self.indexed.clear()
+            self._retrievers_generation = self._generation
+
+    @contextmanager
+    def _hold(self, cancel: CancelToken | None, on_progress: ProgressFn,
+              outer: Progress | None = None) -> Iterator[None]:
+        """The lock, waited for while the token allows (another task may hold the store for minutes); a wait is
+        reported, naming what holds the store."""
+        told = False
+        while not self.lock.acquire(timeout=WAIT_POLL_SECONDS):
+            if cancel is not None:
+                cancel.raise_if_cancelled("stopped while waiting for the store")
+            if not told:
+                told = True
+                holder = self.busy or "another task"
+                on_progress(Progress(Phase.LOAD, 0, 1, unit="store", outer=outer,
+                                     label=f"the store: waiting for {holder} to finish"))
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     def forget(self, resolved: ResolvedStrategy) -> None:
         """Drop the index of one strategy (``index: rebuild``)."""
@@ -127,10 +211,11 @@ class SearchSession:
         from ..store import Store
 
         with self.lock:
+            self._catch_up()
             if self._embedder is None:
                 emb = self.config.embedding
-                self._embedder = Embedder(self.config.embed_model, device=emb.get("device"),
-                                          batch_size=int(emb.get("batch_size", 32)))
+                self._embedder = Embedder(self.config.embedder_spec(), device=emb.get("device"),
+                                          batch_size=int(emb.get("batch_size", 32)), runtime=emb.get("runtime"))
             if self._store is None:
                 q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
                 self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout)
@@ -138,18 +223,105 @@ class SearchSession:
             r = self._retrievers.get(key)
             if r is None:
                 r = Retriever(self.tree, resolved.strategy, self._embedder, self._store, self.config.site_url or None,
+                              search_mode=self.config.search_mode,
                               citation_template=resolved.citation_template)
                 self._retrievers[key] = r
             return r
 
     def index(self, resolved: ResolvedStrategy, on_progress: ProgressFn, cancel: CancelToken):
-        """Bring the strategy's collection in step with the tree; returns the core's IndexReport."""
-        with self.lock:
-            r = self.retriever(resolved)
-            report = r.ensure_indexed(on_progress, cancel, label=resolved.label)
-            if not report.cancelled:
-                self.indexed.add(self._key(resolved))
-            return report
+        """Bring the strategy's collection in step with the tree; returns the core's IndexReport.
+
+        Every step reports from its start: chunking the files, loading the model (before the first batch, so
+        the store's rate measures embedding alone), then the store's own reports. A stop at any step returns a
+        report that says ``cancelled``.
+        """
+        from ..store import IndexReport
+
+        generation = self._generation
+        try:
+            with self._hold(cancel, on_progress):
+                self.busy = f"indexing {resolved.label}"
+                try:
+                    r = self.retriever(resolved)
+                    self._chunk_all(r, resolved.label, on_progress, cancel)
+                    self.load_model(r.embedder, on_progress, cancel)
+                    report = r.ensure_indexed(on_progress, cancel, label=resolved.label)
+                finally:
+                    self.busy = None
+        except Cancelled:
+            return IndexReport(cancelled=True)
+        if not report.cancelled and generation == self._generation:
+            self.indexed.add(self._key(resolved))
+        return report
+
+    def _chunk_all(self, retriever: Any, label: str, on_progress: ProgressFn, cancel: CancelToken | None) -> None:
+        """The retriever's chunks of the whole tree, said before it starts (seconds on a large tree)."""
+        files = len(self.tree.documents)
+        step = Progress(Phase.CHUNK, 0, files, unit="files", label=label)
+        on_progress(step)
+        retriever.chunks  # noqa: B018 - computed once and kept by the retriever
+        on_progress(step.advanced(files))
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
+    @staticmethod
+    def load_model(embedder: Any, on_progress: ProgressFn, cancel: CancelToken | None) -> None:
+        """Load the embedding model now, saying so (torch and the weights take seconds the first time)."""
+        if embedder.loaded:
+            return
+        on_progress(Progress(Phase.LOAD, 0, 1, unit="model", label="the embedding model"))
+        embedder.load()
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
+    def probe(self, strategies: Sequence[ResolvedStrategy], on_progress: ProgressFn, cancel: CancelToken):
+        """The label-free probe (`tuning.probe`) of ``strategies`` with the app's embedder and store.
+
+        Before the core's own reports, the steps it does not report: finding the section headings, loading the
+        model and embedding the questions (cached, so the probe then reads them back at once). Stopped, it
+        returns what finished (``cancelled``), possibly no strategy at all.
+        """
+        from ..tuning import ProbeResult, probe, probe_sections
+
+        k = self.config.k
+        ks = tuple(sorted({1, k}))
+        files = len(self.tree.documents)
+        outer = Progress(Phase.PROBE, 0, len(strategies), unit="strategies")
+        on_progress(Progress(Phase.LOAD, 0, 1, unit="files", label=f"the section headings of {files} files",
+                             outer=outer))
+        pset = probe_sections(self.tree)
+        try:
+            with self._hold(cancel, on_progress, outer):
+                self.busy = "the probe"
+                try:
+                    retriever = self.retriever(strategies[0])  # opens the app's embedder and store once
+                    embedder = retriever.embedder
+                    self.load_model(embedder, lambda p: on_progress(p.within(outer)), cancel)
+                    questions = [c.query for c in pset.cases]
+                    embedder.embed(questions, on_progress=lambda p: on_progress(p.within(outer)), cancel=cancel,
+                                   label="questions")
+                    return probe(self.tree, [(r.label, r.strategy) for r in strategies], k=k, probe_set=pset,
+                                 embedder=embedder, store=retriever.store, on_progress=on_progress, cancel=cancel,
+                                 site_url=self.config.site_url or None)
+                finally:
+                    self.busy = None
+        except Cancelled:
+            return ProbeResult(k, ks, pset, [], cancelled=True)
+
+    @property
+    def threshold(self) -> float | None:
+        """The score threshold in force: the one set in the query pane, else ``[query] threshold``, else the
+        embedder's own (0.7 for text-embedding-3-small as in seed 004, a measured value for MiniLM)."""
+        if self.threshold_override is not None:
+            return self.threshold_override
+        if self.config.threshold is not None:
+            return self.config.threshold
+        from ..embedder_spec import EmbedderSpecError
+
+        try:
+            return self.config.embedder_spec().default_threshold
+        except EmbedderSpecError:
+            return None
 
     def ask(self, resolved: ResolvedStrategy, question: str, *, path: str | None = None, chapter: str | None = None,
             expected: Expected | None = None) -> Answer:
@@ -157,17 +329,17 @@ class SearchSession:
         import time
 
         t0 = time.perf_counter()
-        k, threshold = self.config.k, self.config.threshold
+        k, threshold = self.config.k, self.threshold
         with self.lock:
             r = self.retriever(resolved)
             vec = r.embedder.embed_query(question)
             filters = {"path": path} if path else {}
             if chapter:
-                deep = r.search(vec, k=DEPTH, threshold=threshold, filters=filters or None)
+                deep = r.search(vec, k=DEPTH, threshold=threshold, filters=filters or None, text=question)
                 paths = {d.path for d in self.tree.documents if _chapter_of(d) == chapter}
                 hits = [h for h in deep if h.path in paths][:k]
             else:
-                hits = r.search(vec, k=k, threshold=threshold, filters=filters or None)
+                hits = r.search(vec, k=k, threshold=threshold, filters=filters or None, text=question)
             verdict = None
             if expected is not None:
                 verdict = self._judge(r, vec, question, expected, k, threshold)
@@ -193,7 +365,7 @@ class SearchSession:
             start, end = expected.start, expected.end
         region = Region(expected.path, start, end, expected.describe())
         relevant = [c for c in chunks if overlaps(doc.text, c.start, c.end, region)]
-        hits = retriever.search(vec, k=DEPTH, threshold=threshold)
+        hits = retriever.search(vec, k=DEPTH, threshold=threshold, text=question)
         case = QueryCase(question, Expect(expected.path))
         res = judge(case, region, doc, hits, relevant, miss_k=k, threshold=threshold,
                     tokenizer=retriever.embedder.tokenizer, depth=DEPTH)

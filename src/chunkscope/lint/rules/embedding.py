@@ -6,7 +6,8 @@ model's weights nor torch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ...tokens import embed_tokenizer
 from ..findings import WARNING
@@ -79,7 +80,8 @@ class EmbedTruncation(Rule):
             where = _doc_offset(c, off)
             if where is not None:
                 lost = max(0.0, min(1.0, (c.end - where) / max(1, c.end - c.start)))
-                msg += f", so the text from line {ctx.lines.line_of(where)} on ({lost:.0%} of the chunk) is not embedded"
+                msg += (f", so the text from line {ctx.lines.line_of(where)} on ({lost:.0%} of the chunk) is not "
+                        f"embedded")
             else:
                 msg += ", so the end of its embed text is not embedded"
             out.append(ctx.chunk_finding(self, c, msg))

@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 
 def _empty(v: Any) -> bool:
-    return v is None or (isinstance(v, (str, list, tuple, dict, set)) and len(v) == 0) or (isinstance(v, str) and not v.strip())
+    """No value: None, an empty collection, or a string of whitespace."""
+    if isinstance(v, str):
+        return not v.strip()
+    return v is None or (isinstance(v, (list, tuple, dict, set)) and len(v) == 0)
 
 
 class MissingMetadata(Rule):

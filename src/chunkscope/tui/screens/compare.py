@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import visible
@@ -67,12 +67,14 @@ class CompareScreen(Screen):
     CSS_PATH = "compare.tcss"
 
     BINDINGS = [
-        Binding("escape,c", "app.pop_screen", "Back", id="compare.back", tooltip="back to the explorer"),
+        Binding("escape,c", "back", "Back", id="compare.back",
+                tooltip="back to the explorer (from a text field, Escape leaves the field for the source)"),
         Binding("n", "next_difference", "Next diff", id="compare.next-diff",
                 tooltip="scroll to the next boundary only one side has"),
-        Binding("p", "prev_difference", "Prev diff", id="compare.prev-diff",
+        Binding("p", "prev_difference", "Prev", id="compare.prev-diff",
                 tooltip="scroll to the previous boundary only one side has"),
-        Binding("a", "edit_side('a')", "Edit A", id="compare.edit-a",
+        # a is in the help, not the footer: at 80 columns the footer keeps room for b and s.
+        Binding("a", "edit_side('a')", "Edit A", id="compare.edit-a", show=False,
                 tooltip="focus side A's strategy picker (Tab goes on to its parameters)"),
         Binding("b", "edit_side('b')", "Edit B", id="compare.edit-b",
                 tooltip="focus side B's strategy picker (Tab goes on to its parameters)"),
@@ -202,6 +204,13 @@ class CompareScreen(Screen):
 
         # After the refresh: the side just shown has its size (and so its scroll range) only then.
         self.call_after_refresh(settle)
+
+    def action_back(self) -> None:
+        """Escape or c: back to the explorer; from a text field, leave the field first (keys work again)."""
+        if isinstance(self.focused, Input):
+            self._view_shown().focus()
+            return
+        self.app.pop_screen()
 
     def action_switch_side(self) -> None:
         self._show_side("b" if self.shown == "a" else "a")

@@ -1,13 +1,17 @@
-"""Evaluation: the label-free probe's metric table for the current strategy and every configured preset.
+"""Evaluation: the label-free probe's metric table for the current strategy and every configured preset, and the
+sections each one missed.
 
 Metrics run down, strategies across (as ``chunkscope eval`` prints them). The probe asks every section heading
 and scores finding that section's body, so it needs no labelled queries. It runs in one thread worker using the
-query pane's embedder and store (``SearchSession``): a local Qdrant folder can be opened once per process, and
-the session's lock keeps the store to one caller at a time.
+query pane's embedder and store (``SearchSession.probe``): a local Qdrant folder can be opened once per process,
+and the session's lock keeps the store to one caller at a time. Its phase, counts, rate and time left show from
+the first second; ctrl+x stops it and keeps the strategies that finished. Enter on a missed section closes the
+view and opens it in the source, under the strategy that missed it, with the chunk it was judged on selected.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -17,17 +21,19 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, ProgressBar, Static
+from textual.widgets import DataTable, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...chunk import ParamError, UnknownStrategy
 from ...safe_text import visible
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree
-from ...progress import CancelToken
+from ...progress import CancelToken, Phase
 from ...progress import Progress as WorkProgress
-from ..search import SearchSession, install_hint
-from ..session import resolve
+from ...wording import plural
+from ..search import Expected, SearchSession, install_hint, measuring, progress_text
+from ..session import cut_file, resolve
 from ..widgets.key_bar import KeyBar
 
 #: Shown when no sweep ran in this process (``tuning`` keeps no sweep result between calls).
@@ -68,6 +74,67 @@ def probe_rows(result: Any) -> list[tuple[str, list[float | int]]]:
     return rows
 
 
+@dataclass(frozen=True)
+class Missed:
+    """A probe question one strategy missed: the section asked, where it is, the verdict and its rank.
+
+    ``chunk`` is the span of the chunk the miss was judged on (the best-ranked chunk holding the section's body,
+    or part of it); None when no chunk of that strategy overlaps the body.
+    """
+
+    resolved: ResolvedStrategy
+    path: str
+    line: int
+    heading: str
+    query: str
+    start: int  # the section body's offsets: where to go when no chunk was judged
+    reason: str
+    rank: int | None
+    detail: str
+    chunk: tuple[int, int] | None
+
+
+def missed_sections(result: Any, strategies: list[ResolvedStrategy]) -> list[Missed]:
+    """Every (strategy, section) the probe missed, strategy by strategy, sections in reading order."""
+    by_label = {r.label: r for r in strategies}
+    out: list[Missed] = []
+    for o in result.outcomes:
+        resolved = by_label.get(o.label)
+        if resolved is None or o.eval is None:
+            continue
+        for s, q in zip(result.sections, o.eval.per_query):
+            if q.hit:
+                continue
+            judged = (q.expected.start, q.expected.end) if q.expected is not None else None
+            out.append(Missed(resolved, s.path, s.line, s.heading, s.query, s.start, q.reason or "missed", q.rank,
+                              q.detail, judged))
+    return out
+
+
+def missed_text(m: Missed) -> Text:
+    """Two lines for one miss, readable at 80 columns: the heading, reason and rank; then where it is and why."""
+    rank = f"rank {m.rank}" if m.rank is not None else "not ranked"
+    t = Text()
+    t.append("✖ ", style="bold #ff5f5f")
+    t.append(visible(m.heading, oneline=True), style="bold")
+    t.append(f"  {m.reason}", style="#ff8787")
+    t.append(f" · {rank}", style="")
+    t.append(f"\n   {visible(m.path, oneline=True)}:{m.line}", style="#58a6ff")
+    if m.detail and not m.detail.startswith("rank "):  # "rank N" is said on the first line
+        t.append(f" · {visible(m.detail, oneline=True)}", style="dim")
+    return t
+
+
+class MissedList(OptionList):
+    """The sections each strategy missed; Enter opens one in the source (said in the footer)."""
+
+    BINDINGS = [
+        Binding("enter", "select", "Open in source", id="evaluation.open-missed",
+                tooltip="close this view and open the section in the source, under the strategy that missed it, "
+                        "with the chunk it was judged on selected and expected for its question"),
+    ]
+
+
 def probe_header(result: Any) -> str:
     ps = result.probe_set
     lo, hi = ps.levels
@@ -92,6 +159,12 @@ class EvaluationScreen(Screen):
         Binding("r", "rerun", "Run again", id="evaluation.rerun",
                 tooltip="run the probe again on the same columns: the strategy in force when this view opened "
                         "and each configured preset"),
+        # Priority: the tables would otherwise keep ctrl+x to themselves.
+        Binding("ctrl+x", "stop", "Stop", id="evaluation.stop", priority=True,
+                tooltip="stop the probe between batches; the strategies that finished stay in the table (their "
+                        "vectors and points are kept, so running it again starts where it stopped)"),
+        Binding("m", "focus_missed", "Missed", id="evaluation.missed",
+                tooltip="the sections each strategy missed: heading, file:line, the reason and the rank"),
     ]
 
     class Progress(Message):
@@ -100,6 +173,9 @@ class EvaluationScreen(Screen):
         def __init__(self, progress: WorkProgress) -> None:
             super().__init__()
             self.progress = progress
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, EvaluationScreen.Progress)
 
     class Finished(Message):
         """The probe's result (possibly stopped early)."""
@@ -117,61 +193,119 @@ class EvaluationScreen(Screen):
         self.strategies, self.problems = evaluation_strategies(config, current)
         self.sweep = sweep
         self.result: Any = None
+        #: The running probe's stop token and its latest report (the status line is redrawn from it each second).
+        self._cancel: CancelToken | None = None
+        self._progress: WorkProgress | None = None
+        self._stopping = False
+        #: The misses listed, by option id.
+        self._missed: list[Missed] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-top"):
             yield Static(id="eval-header")
+            yield Static(id="eval-status")
             yield ProgressBar(id="eval-progress", show_eta=False)
         yield DataTable(id="eval-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="eval-missed-title")
+        yield MissedList(id="eval-missed")
         yield Static(id="eval-sweep-title")
         yield DataTable(id="eval-sweep", cursor_type="row")
         yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#eval-table").border_title = "probe: metrics × strategies"
+        self.query_one("#eval-missed").display = False
         self._show_sweep()
         for p in self.problems:
             self.notify(visible(p, oneline=True), title="preset skipped", severity="warning")
         self.action_rerun()
         self.query_one("#eval-table", DataTable).focus()
+        # Between the core's reports (a batch of long chunks takes seconds), elapsed time and rate move on.
+        self.set_interval(1.0, self._tick, name="probe status")
 
     # --- the probe ---------------------------------------------------------------------------------------------
 
     def action_rerun(self) -> None:
         names = ", ".join(r.label for r in self.strategies)
         self.query_one("#eval-header", Static).update(
-            Text(f"probing {len(self.strategies)} strategies ({visible(names, oneline=True)})…", style="dim italic"))
-        bar = self.query_one("#eval-progress", ProgressBar)
-        bar.display = True
-        bar.update(total=len(self.strategies) * 100, progress=0)
+            Text(f"probing {plural(len(self.strategies), 'strategy', 'strategies')} ({visible(names, oneline=True)})",
+                 style="bold"))
+        self._progress = WorkProgress(Phase.PROBE, 0, len(self.strategies), unit="strategies")
+        self._stopping = False
+        self.query_one("#eval-progress", ProgressBar).display = True
+        self._show_progress()
         self.run_probe()
 
     @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False, name="evaluation")
     def run_probe(self) -> None:
-        from ...tuning import probe
-
         worker = get_current_worker()
-        pairs = [(r.label, r.strategy) for r in self.strategies]
-        # The session's lock for the whole probe: the store is shared with the query pane and takes one caller.
-        with self.search.lock:
-            retriever = self.search.retriever(self.strategies[0])  # opens the app's embedder and store once
-            result = probe(self.docs, pairs, k=self.config.k, embedder=retriever.embedder, store=retriever.store,
-                           on_progress=lambda p: self.post_message(self.Progress(p)),
-                           cancel=CancelToken(poll=lambda: worker.is_cancelled), site_url=self.config.site_url or None)
+        # Cancelled by ctrl+x (the result so far is shown), or by leaving the view or a rerun (it is dropped).
+        token = CancelToken(poll=lambda: worker.is_cancelled)
+        self.app.call_from_thread(setattr, self, "_cancel", token)
+        result = self.search.probe(self.strategies, lambda p: self.post_message(self.Progress(p)), token)
         if not worker.is_cancelled:
             self.post_message(self.Finished(result))
 
+    def _probing(self) -> bool:
+        return any(w.group == "evaluate" and w.is_running for w in self.workers)
+
+    def action_stop(self) -> None:
+        """ctrl+x: stop the probe after the batch in progress; the strategies that finished are shown."""
+        if self._cancel is None or not self._probing() or self._stopping:
+            return
+        self._cancel.cancel()
+        self._stopping = True
+        self._show_progress()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self._probing() and not self._stopping  # offered (and in the footer) while the probe runs
+        if action == "focus_missed":
+            return bool(self._missed)
+        return True
+
     def on_evaluation_screen_progress(self, msg: "EvaluationScreen.Progress") -> None:
-        p = msg.progress
+        if not self._probing():
+            return  # a late report from a stopped run
+        self._progress = msg.progress
+        self._show_progress()
+
+    def _tick(self) -> None:
+        # Only while the step has no rate (its elapsed time moves on); see `QueryPane._tick`.
+        if self._probing() and self._progress is not None and measuring(self._progress):
+            self._show_progress()
+
+    def _show_progress(self) -> None:
+        """The status line and the bar from the latest report: the whole probe's strategies and the step."""
+        p = self._progress
+        if p is None:
+            return
         whole = p.outer or p
-        frac = p.fraction if p.outer is not None else 0.0
+        step = p.fraction if p.outer is not None and p.phase not in (Phase.LOAD, Phase.CHUNK) else 0.0
         bar = self.query_one("#eval-progress", ProgressBar)
-        bar.update(total=max(whole.total, 1) * 100, progress=int((whole.done + frac) * 100))
-        self.query_one("#eval-header", Static).update(Text(visible(p.describe(), oneline=True), style="dim italic"))
+        bar.update(total=max(whole.total, 1) * 100, progress=int((whole.done + step) * 100))
+        line = Text(progress_text(p), style="italic")
+        if self._stopping:
+            line.append("  stopping after this batch…", style="bold #e5c07b")
+        else:
+            line.append("  (ctrl+x stops; the strategies that finished stay)", style="dim")
+        self.query_one("#eval-status", Static).update(line)
+        self.refresh_bindings()
 
     def on_evaluation_screen_finished(self, msg: "EvaluationScreen.Finished") -> None:
         self.result = r = msg.result
+        self._cancel, self._progress = None, None
         self.query_one("#eval-progress", ProgressBar).display = False
+        status = self.query_one("#eval-status", Static)
+        if r.cancelled:
+            done = ", ".join(o.label for o in r.outcomes) or "none"
+            status.update(Text(f"stopped: {len(r.outcomes)} of {len(self.strategies)} strategies finished "
+                               f"({visible(done, oneline=True)}); r runs it again (what was embedded is kept)",
+                               style="bold #e5c07b"))
+        else:
+            status.update(Text(f"done in {r.seconds:.1f} s", style="dim"))
+        self._stopping = False
+        self.refresh_bindings()
         header = self.query_one("#eval-header", Static)
         if not r.sections:
             header.update(Text("probe: no section heading with a body to ask at levels "
@@ -186,10 +320,59 @@ class EvaluationScreen(Screen):
         several = len(r.outcomes) > 1
         for name, values in probe_rows(r):
             higher_better = name not in ("misses", "heading cut off", "chunks")
-            best = max(values) if higher_better else min(values) if name != "chunks" else None
+            if not values or name == "chunks":
+                best = None  # stopped before any strategy finished: a metric column only
+            else:
+                best = max(values) if higher_better else min(values)
             cells = [Text(_fmt(v), style="bold green" if several and best is not None and v == best else "",
                           justify="right") for v in values]
             table.add_row(Text(name, style="bold"), *cells, key=name)
+        self._show_missed(r)
+
+    # --- the missed sections -----------------------------------------------------------------------------------
+
+    def _show_missed(self, result: Any) -> None:
+        """Each strategy's misses under a line naming it; the list shows once there is a finished strategy."""
+        self._missed = missed_sections(result, self.strategies)
+        listing = self.query_one("#eval-missed", MissedList)
+        title = self.query_one("#eval-missed-title", Static)
+        listing.clear_options()
+        listing.display = bool(result.outcomes)
+        if not result.outcomes:
+            title.update("")
+            return
+        total = len(result.sections)
+        counts = ", ".join(f"{visible(o.label, oneline=True)} {o.misses}" for o in result.outcomes)
+        title.update(Text.assemble(("missed sections", "bold"), f" of {total} ({counts})",
+                                   (" — m goes to the list, Enter opens one in the source" if self._missed else "",
+                                    "dim")))
+        options: list[Option] = []
+        at = 0
+        for o in result.outcomes:
+            mine = [m for m in self._missed if m.resolved.label == o.label]
+            options.append(Option(Text(f"{visible(o.label, oneline=True)}: {plural(len(mine), 'section')} missed "
+                                       f"of {total}", style="bold #e5c07b"), disabled=True))
+            for m in mine:
+                options.append(Option(missed_text(m), id=f"miss-{at}"))
+                at += 1
+        listing.add_options(options)
+        self.refresh_bindings()
+
+    def action_focus_missed(self) -> None:
+        listing = self.query_one("#eval-missed", MissedList)
+        listing.focus()
+        if listing.highlighted is None:
+            listing.action_first()  # the first miss: a strategy's line is never highlighted
+
+    @on(OptionList.OptionSelected, "#eval-missed")
+    def _missed_chosen(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a miss: leave with it; the explorer opens it (see `missed_jump`)."""
+        event.stop()
+        oid = event.option.id
+        if not oid or not oid.startswith("miss-"):
+            return
+        self.workers.cancel_group(self, "evaluate")
+        self.dismiss(self._missed[int(oid[5:])])
 
     # --- the sweep ---------------------------------------------------------------------------------------------
 
@@ -221,16 +404,18 @@ class EvaluationScreen(Screen):
     # --- leaving, failures -------------------------------------------------------------------------------------
 
     def action_close(self) -> None:
-        # The probe checks `is_cancelled` between batches, so it lets go of the store's lock soon after.
+        # The probe checks its token between batches, so it lets go of the store's lock soon after.
         self.workers.cancel_group(self, "evaluate")
-        self.app.pop_screen()
+        self.dismiss(None)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
+        self.refresh_bindings()  # "Stop" follows the probe's worker
         if event.state == WorkerState.ERROR:
             err = event.worker.error
+            self._progress = None
             self.query_one("#eval-progress", ProgressBar).display = False
-            self.query_one("#eval-header", Static).update(Text("the evaluation failed (see the notification)",
+            self.query_one("#eval-status", Static).update(Text("the evaluation failed (see the notification)",
                                                                style="bold red"))
             text = install_hint(err, "The probe") or f"{type(err).__name__}: {err}"
             self.notify(visible(text, oneline=True), title="evaluation failed",
@@ -239,3 +424,24 @@ class EvaluationScreen(Screen):
 
 def _fmt(v: float | int) -> str:
     return str(v) if isinstance(v, int) else f"{v:.3f}"
+
+
+def missed_jump(missed: Missed, doc: Any) -> tuple[Any, Expected | None]:
+    """Where Enter on a miss goes: the section in its file, the chunk the miss was judged on (cut by the strategy
+    that missed it) selected, and that chunk expected for the section's question (None when no chunk was judged).
+
+    The file is cut here (one file, milliseconds) so the expectation names the chunk's index and line.
+    """
+    from .explorer import Jump
+
+    if missed.chunk is None:
+        line = missed.line
+        return Jump(missed.path, missed.start, line), None
+    start, end = missed.chunk
+    cut = cut_file(doc, missed.resolved)
+    chunk = next((c for c in cut.chunks if (c.start, c.end) == (start, end)), None)
+    if chunk is None:  # the file changed since the probe: the chunk holding the section's body
+        return Jump(missed.path, start, None, None, end), None
+    expected = Expected(chunk.path, chunk.start, chunk.end, chunk.index, chunk.start_line, missed.resolved.label,
+                        question=missed.query)
+    return Jump(missed.path, start, None, chunk.index, end), expected

@@ -518,6 +518,11 @@ class ExplorerScreen(Screen):
         """Indexing runs on when the pane is closed or left: the footer says so until it ends."""
         self.query_one(KeyBar).status = event.text or ""
 
+    def on_query_pane_expectation_dropped(self, event) -> None:  # QueryPane.ExpectationDropped
+        """Another question was asked: the expected chunk belonged to the one before."""
+        if self.expected == event.expected:
+            self.expected = None
+
     def on_lint_pane_jump_to(self, event) -> None:  # LintPane.JumpTo
         self.show_finding(event.finding)
 
@@ -821,7 +826,26 @@ class ExplorerScreen(Screen):
     def action_evaluate(self) -> None:
         from .evaluation import EvaluationScreen
 
-        self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search))
+        self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search), self.show_missed)
+
+    def show_missed(self, missed: Any) -> None:
+        """Enter on a section the probe missed (the evaluation view): the section in the source, cut by the
+        strategy that missed it, the chunk the miss was judged on selected and expected for its question."""
+        from .evaluation import missed_jump
+
+        doc = self.docs.get(missed.path) if missed is not None else None
+        if doc is None:
+            return
+        r = missed.resolved
+        if r.fingerprint() != self.resolved.fingerprint() or r.label != self.resolved.label:
+            self.set_strategy(r)
+        jump, self.expected = missed_jump(missed, doc)
+        self.open_file(missed.path, jump=jump)
+        self.query_one(SourceView).focus()
+        said = "its chunk is selected and expected for that question (/ asks it)" if self.expected else \
+            "no chunk of it holds the section's body"
+        self.notify(f"{visible(r.label, oneline=True)} missed “{visible(missed.heading, oneline=True)}” "
+                    f"({visible(missed.reason, oneline=True)}): {said}.", title="probe miss", markup=False)
 
     async def rebuild_index(self) -> None:
         if await self._show_pane("query-pane"):

@@ -133,16 +133,16 @@ class FilesScreen(Screen["FileSummary | None"]):
         if tree is None:
             self._summary()
             return
-        self.summarise(tree)
+        # The documents in reading order, taken here: the watcher changes the tree's list on this thread.
+        docs = [d for d in self.explorer.docs.documents if d.path in tree.entries]
+        self.summarise(tree, [ChunkedDoc(d, tree.entries[d.path].chunks, tree.entries[d.path].error) for d in docs])
 
     @work(thread=True, exclusive=True, group="files", exit_on_error=False, name="summing up the files")
-    def summarise(self, tree: "TreeResult") -> None:
-        """The core's per-file figures for one tree run (chunks are shared with it, never cut again)."""
+    def summarise(self, tree: "TreeResult", results: list[ChunkedDoc]) -> None:
+        """The core's per-file figures for one tree run (its chunks and lint report: nothing is cut again)."""
         from ...tokens import TokenizerError
 
         worker = get_current_worker()
-        docs = [d for d in self.explorer.docs.documents if d.path in tree.entries]
-        results = [ChunkedDoc(d, tree.entries[d.path].chunks, tree.entries[d.path].error) for d in docs]
         report = tree.lint if not tree.lint_error else None
         findings = report.findings if report is not None else ()
         limit = tree.resolved.strategy.limits().max
@@ -173,35 +173,37 @@ class FilesScreen(Screen["FileSummary | None"]):
             return
         t = tree_totals(rows)
         limit = tree.resolved.strategy.limits()
+        # Two lines, each whole at 80 columns: the findings, then the sizes.
         text = Text.assemble((plural(t.files, "file"), "bold"), " · ")
         text.append(f"{plural(t.errors, 'error')} in {plural(t.files_with_errors, 'file')}",
                     style="bold #ff5f5f" if t.errors or t.failed else "bold #7ee787")
         text.append(" · ")
         text.append(plural(t.warnings, "warning"), style="bold #e5c07b" if t.warnings else "")
-        if limit.max is not None:
-            text.append(f" · {t.over_limit} of {plural(t.chunks, 'chunk')} over {limit.max} {limit.tokenizer}")
-        else:
-            text.append(f" · {plural(t.chunks, 'chunk')}")
-        if t.unread_share is not None:
-            text.append(f" · {t.unread_share:.0%} of the text never embedded")
         if t.failed:
             text.append(f" · {t.failed} not chunked", style="red")
-        text.append(f"  ({visible(tree.resolved.label, oneline=True)})", style="dim")
+        text.append(f"  ({visible(tree.resolved.label, oneline=True)})\n", style="dim")
+        text.append(plural(t.chunks, "chunk"))
+        if limit.max is not None:
+            text.append(f", {t.over_limit} over {limit.max} {limit.tokenizer}")
+        if t.unread_share is not None:
+            text.append(f" · {t.unread_share:.0%} of the text never embedded")
         if self._note:
             text.append(f"\n{visible(self._note, oneline=True)}", style="#e5c07b")
         box.update(text)
 
     def _columns(self, width: int, marked: str, arrow: str) -> list[tuple[str, Text, int]]:
         """(key, header, width) of each column, the sorted one's header with ``arrow``; the file column takes what
-        the numbers leave."""
+        the numbers leave, up to the longest path (on a wide terminal the numbers stay beside the names)."""
         wide = self.app.size.width >= WIDE_HEADERS_FROM
         numbers = [("chunks", "chunks"), ("over", "over limit" if wide else "over"), ("errors", "errors"),
                    ("warnings", "warnings"), ("unread", "unread")]
         columns = [(key, header + (arrow if key == marked else "")) for key, header in [("file", "file"), *numbers]]
         # Each column is padded by one cell on either side; the scrollbar keeps its column (gutter: stable).
         used = sum(cell_len(h) for k, h in columns if k != "file") + 2 * len(columns)
+        longest = max((cell_len(visible(r.path, oneline=True)) for r in self.rows or ()), default=0)
+        file_width = max(min(width - used, longest), 12)
         return [(key, Text(header, style="bold", justify="left" if key == "file" else "right"),
-                 max(width - used, 12) if key == "file" else cell_len(header)) for key, header in columns]
+                 file_width if key == "file" else cell_len(header)) for key, header in columns]
 
     def _fill(self, keep_cursor: bool) -> None:
         """(Re)build the table from the rows, the sort and the width; the cursor stays on its file or goes to the

@@ -18,20 +18,28 @@ from ..session import FileResult, chunk_citation, chunk_link
 from ...wording import plural
 
 #: A URL's pieces: the scheme and host together, then each path segment, query parameter or anchor with the
-#: separator that ends it. A URL (or a path) breaks only between pieces, so no name is ever cut in two.
+#: separator that ends it. A URL (or a path) breaks between pieces, so no name is ever cut in two.
 _URL_PIECE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#&]*[/?#&]?|[^/?#&]+[/?#&]?|[/?#&]")
+#: A word: what the wrap keeps whole.
+_WORD = re.compile(r"\S+")
+#: Within a piece too long for a line (a long host name, a long slug): after a dot, hyphen or underscore.
+_NAME_PART = re.compile(r"[^._-]+[._-]*|[._-]+")
 
 
 def break_url(url: str, width: int) -> list[str]:
-    """``url`` in lines of at most ``width`` cells, broken after a ``/``, ``?``, ``&`` or ``#`` only, never inside a
-    name or a ``key=value``; a piece longer than a line is kept whole on a line of its own (longer than ``width``)."""
+    """``url`` in lines of at most ``width`` cells, broken after a ``/``, ``?``, ``&`` or ``#``, and inside a piece
+    longer than a line after a ``.``, ``-`` or ``_``: never inside a word. A word longer than a line (nothing to
+    break at) is kept whole on a line of its own, longer than ``width``."""
+    parts: list[str] = []
+    for piece in _URL_PIECE.findall(url):
+        parts.extend(_NAME_PART.findall(piece) if cell_len(piece) > width else [piece])
     lines: list[str] = []
     line = ""
-    for piece in _URL_PIECE.findall(url):
-        if line and cell_len(line) + cell_len(piece) > width:
+    for part in parts:
+        if line and cell_len(line) + cell_len(part) > width:
             lines.append(line)
             line = ""
-        line += piece
+        line += part
     if line or not lines:
         lines.append(line)
     return lines
@@ -163,8 +171,21 @@ class ChunkDetail(RichLog, can_focus=True):
                     below.append(self._lines_of(text, break_url(text.plain, width)))
                     continue
                 text = self._lines_of(text, lines)
+            elif not text.spans:
+                text = self._fit_words(text, value_width)
             grid.add_row(label, text)
         return Group(grid, *below) if below else grid
+
+    @staticmethod
+    def _fit_words(text: Text, width: int) -> Text:
+        """``text`` with each word wider than ``width`` (a path in a citation) broken after its separators, so the
+        wrap never has to cut inside a word."""
+        words = _WORD.findall(text.plain)
+        if all(cell_len(word) <= width for word in words):
+            return text
+        fitted = _WORD.sub(lambda m: "\n".join(break_url(m.group(), width)) if cell_len(m.group()) > width
+                           else m.group(), text.plain)
+        return Text(fitted, style=text.style)
 
     @staticmethod
     def _lines_of(text: Text, lines: list[str]) -> Text:

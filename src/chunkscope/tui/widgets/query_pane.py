@@ -1,6 +1,8 @@
 """Ask the docs: a question, the ranked hits with the threshold drawn between kept and filtered, and the
-verdict on the chunk you expected. The first question (Enter) indexes the tree in the background (cancellable);
-once the index is ready, results follow as you type.
+verdict on the chunk you expected. The first question (Enter) indexes the tree in the background (its phase,
+counts, rate and time left shown from the start; ctrl+x stops it); once the index is ready, results follow as you
+type. The results say which question and strategy made them, and say so when the strategy has changed since; an
+expected chunk belongs to one question and is dropped when another is asked.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
-from ...progress import CancelToken
+from ...progress import CancelToken, Phase
 from ...progress import Progress as WorkProgress
 from ..debounce import DEBOUNCE_SECONDS
-from ..search import Answer, Expected, SearchSession, install_hint, retrieval_available
+from ..search import (Answer, Expected, SearchSession, install_hint, measuring, progress_brief, progress_text,
+                      retrieval_available)
 from ...wording import plural
 from .ordered_input import OrderedInput
 from .state_checkbox import StateCheckbox
@@ -39,8 +42,21 @@ class HitList(OptionList):
     ]
 
 
-#: What the indexing row says until the first batch is written (the model loads first, for seconds).
-LOADING_TEXT = "loading the embedding model… (ctrl+x stops)"
+#: Said after the indexing line: the key that stops it (bound here and, for a closed pane, app-wide).
+STOP_HINT = "ctrl+x stops"
+#: Seconds between redraws of the indexing line while no report comes (the elapsed time and rate move on).
+TICK_SECONDS = 1.0
+
+
+def strategy_words(resolved: ResolvedStrategy | None, other: ResolvedStrategy | None = None) -> str:
+    """A strategy as the results name it: its label (preset name, or name with the parameters set here); with the
+    parameters' fingerprint when ``other`` has the same label but other parameters (a changed config file)."""
+    if resolved is None:
+        return "?"
+    text = visible(resolved.label, oneline=True)
+    if other is not None and other.label == resolved.label and other.fingerprint() != resolved.fingerprint():
+        text += f" [{resolved.fingerprint()[:7]}]"
+    return text
 
 
 class QueryPane(Vertical):
@@ -53,7 +69,8 @@ class QueryPane(Vertical):
                         "to it in the source)"),
         # Priority: in the question field ctrl+x is otherwise the field's "cut" (only while indexing runs).
         Binding("ctrl+x", "cancel_index", "Stop indexing", id="query.cancel-index", priority=True,
-                tooltip="stop indexing between batches; the next question resumes where it stopped"),
+                tooltip="stop indexing between batches; what is written is kept and the next question resumes "
+                        "where it stopped"),
     ]
 
     DEFAULT_CSS = """
@@ -68,7 +85,10 @@ class QueryPane(Vertical):
     QueryPane #query-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     QueryPane #expect-status { height: auto; max-height: 3; padding: 0 1; display: none; }
     QueryPane #expect-status.-shown { display: block; }
+    QueryPane #results-for { height: auto; max-height: 2; padding: 0 1; display: none; }
+    QueryPane #results-for.-shown { display: block; }
     QueryPane #hits { height: 1fr; border: none; }
+    QueryPane #hits.-stale { opacity: 60%; }
     """
 
     resolved: reactive[ResolvedStrategy | None] = reactive(None)
@@ -78,7 +98,7 @@ class QueryPane(Vertical):
     current_chapter: reactive[str | None] = reactive(None)
     """The open file's chapter id."""
     expected: reactive[Expected | None] = reactive(None)
-    """The chunk the user expects to answer the question (key `e`)."""
+    """The chunk the user expects to answer the question (key `e`); the explorer holds it, this pane judges it."""
 
     class JumpTo(Message):
         """Show a hit's chunk in the source."""
@@ -118,12 +138,22 @@ class QueryPane(Vertical):
             self.text = text
 
     class Answered(Message):
-        """Hits for a question; ``search`` numbers the search it answers (a newer one makes it stale)."""
+        """Hits for a question; ``search`` numbers the search it answers (a newer one makes it stale), and
+        ``resolved`` is the strategy whose index answered."""
 
-        def __init__(self, answer: Answer, search: int = 0) -> None:
+        def __init__(self, answer: Answer, search: int = 0, resolved: ResolvedStrategy | None = None) -> None:
             super().__init__()
             self.answer = answer
             self.search = search
+            self.resolved = resolved
+
+    class ExpectationDropped(Message):
+        """Another question was asked: the expected chunk, which belonged to the one before, no longer applies
+        (the explorer, which holds it, clears it)."""
+
+        def __init__(self, expected: Expected) -> None:
+            super().__init__()
+            self.expected = expected
 
     def __init__(self, session: SearchSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -135,6 +165,18 @@ class QueryPane(Vertical):
         #: Number of the latest search started; an answer from an earlier one is stale and never shown.
         self._search_seq = 0
         self._unavailable = retrieval_available()
+        #: The strategy whose index gave the answer shown (the results say so, and when it is no longer current).
+        self._answer_resolved: ResolvedStrategy | None = None
+        #: Why the results shown no longer stand for the current index, besides a strategy change (None: they do).
+        self._stale_reason: str | None = None
+        #: The question the expected chunk belongs to (None: the next one submitted with Enter).
+        self._expect_question: str | None = None
+        #: The expectation dropped when another question was asked, and the question it belonged to (shown once).
+        self._dropped: tuple[Expected, str] | None = None
+        #: The running index build's stop token, its latest report, and whether a stop was asked for.
+        self._index_cancel: CancelToken | None = None
+        self._index_progress: WorkProgress | None = None
+        self._stopping = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="query-row"):
@@ -145,16 +187,22 @@ class QueryPane(Vertical):
             yield StateCheckbox("this chapter only", id="filter-chapter", compact=True,
                                 tooltip="only chunks of the open file's chapter")
         with Horizontal(id="index-row"):
-            yield ProgressBar(id="index-progress", show_eta=False)
+            # The line beside it gives the counts: no percentage (it crowded the line on narrow terminals).
+            yield ProgressBar(id="index-progress", show_eta=False, show_percentage=False)
             yield Label("", id="index-status")
         yield Static(id="expect-status")
         # As Text: the install hint's "[retrieval]" is no markup.
         yield Static(Text(self._unavailable, style="bold red") if self._unavailable else self._idle_text(),
                      id="query-status")
+        yield Static(id="results-for")
         yield HitList(id="hits")
 
     def on_mount(self) -> None:
+        self._adopt_expected()
         self._show_verdict()
+        # The indexing line is redrawn each second while a build runs: elapsed time, rate and time left move on
+        # between the store's reports (a batch can take many seconds on a busy CPU).
+        self.set_interval(TICK_SECONDS, self._tick, name="indexing line")
 
     def focus_input(self) -> None:
         self.query_one("#query-input", Input).focus()
@@ -202,7 +250,7 @@ class QueryPane(Vertical):
         if not question or self._unavailable or resolved is None or not self.session.is_indexed(resolved):
             return
         self._pending = question
-        self._start_search(question, resolved)
+        self._start_search(question, resolved, submitted=False)
 
     def _stop_debounce(self) -> None:
         if self._debounce is not None:
@@ -215,8 +263,10 @@ class QueryPane(Vertical):
         self._search_seq += 1
         self.workers.cancel_group(self, "query")
         self._answer = None
+        self._answer_resolved, self._stale_reason = None, None
         self.refresh_bindings()
         self.query_one("#hits", OptionList).clear_options()
+        self._show_results_for()
         if not self._unavailable and not self._indexing():
             self._status(self._idle_text())
         self._show_verdict()
@@ -261,12 +311,23 @@ class QueryPane(Vertical):
         if self.resolved is None or self._unavailable:
             return
         self.workers.cancel_group(self, "index")
+        if self._answer is not None and self._answer_resolved is not None \
+                and self._answer_resolved.fingerprint() == self.resolved.fingerprint():
+            self._stale_reason = "asked before the index was rebuilt"
+            self._show_results_for()
         self._forget_then_index(self.resolved)
 
     def action_cancel_index(self) -> None:
-        if self._indexing():
-            self.workers.cancel_group(self, "index")
-            self._status("Indexing stopped; ask again to resume where it stopped.")
+        """ctrl+x: stop the index build after the batch in progress; what it wrote stays (the next question
+        resumes from there)."""
+        token = self._index_cancel
+        if not self._indexing() or token is None or self._stopping:
+            return
+        token.cancel()
+        self._stopping = True
+        self.refresh_bindings()
+        self._status("Stopping the index build after the batch in progress; what is written is kept.")
+        self._render_index()
 
     def _indexing(self) -> bool:
         return any(w.group == "index" and w.is_running for w in self.workers)
@@ -275,7 +336,7 @@ class QueryPane(Vertical):
         # "Stop indexing" is offered (and shown in the footer) only while an index build runs; "Results" only
         # when there are results to go to.
         if action == "cancel_index":
-            return self._indexing()
+            return self._indexing() and not self._stopping
         if action == "focus_hits":
             return self._answer is not None and bool(self._answer.hits) and not self.query_one("#hits").has_focus
         return True
@@ -286,55 +347,83 @@ class QueryPane(Vertical):
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="indexing")
     def _index(self, resolved: ResolvedStrategy) -> None:
-        worker = get_current_worker()
-        self.app.call_from_thread(self._show_indexing, resolved)
-
-        report = self.session.index(resolved, lambda p: self.post_message(self.Progress(p)),
-                                    CancelToken(poll=lambda: worker.is_cancelled))
-        self.post_message(self.Indexed(resolved, report))
+        self._build_index(resolved, rebuild=False)
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="rebuilding the index")
     def _forget_then_index(self, resolved: ResolvedStrategy) -> None:
-        self.session.forget(resolved)
+        self._build_index(resolved, rebuild=True)
+
+    def _build_index(self, resolved: ResolvedStrategy, *, rebuild: bool) -> None:
+        """The index workers' body: a stop token the pane's ctrl+x (or a newer build) cancels, then the build."""
         worker = get_current_worker()
-        self.app.call_from_thread(self._show_indexing, resolved)
-        report = self.session.index(resolved, lambda p: self.post_message(self.Progress(p)),
-                                    CancelToken(poll=lambda: worker.is_cancelled))
+        token = CancelToken(poll=lambda: worker.is_cancelled)
+        self.app.call_from_thread(self._show_indexing, resolved, token)
+        if rebuild:
+            self.session.forget(resolved)
+        report = self.session.index(resolved, lambda p: self.post_message(self.Progress(p)), token)
         self.post_message(self.Indexed(resolved, report))
 
-    def _show_indexing(self, resolved: ResolvedStrategy) -> None:
+    def _show_indexing(self, resolved: ResolvedStrategy, token: CancelToken) -> None:
+        self._index_cancel = token
+        self._stopping = False
+        # Until the session's first report: it is opening the store (another task may hold it).
+        self._index_progress = WorkProgress(Phase.LOAD, 0, 1, unit="store", label=f"the index of {resolved.label}")
         self.query_one("#index-row").add_class("-busy")
-        self.query_one("#index-progress", ProgressBar).update(total=None, progress=0)
-        self.query_one("#index-status", Label).update(LOADING_TEXT)
+        self._render_index()
         question = self.query_one("#query-input", Input).value.strip()
         wait = f"; then “{visible(question, oneline=True)}” is asked" if question and self._pending else ""
-        self._status(f"Indexing the tree with {resolved.label}{wait}. It goes on if you leave this field or "
-                     "close the pane (the footer shows it).")
-        self.post_message(self.IndexingChanged("indexing: loading the model"))
+        self._status(f"Indexing the tree with {visible(resolved.label, oneline=True)}{wait}. It goes on if you "
+                     "leave this field or close the pane (the footer shows it).")
+        self.refresh_bindings()
 
     def on_query_pane_progress(self, msg: "QueryPane.Progress") -> None:
         if not self._indexing():
             return  # a late message from a stopped run
-        bar = self.query_one("#index-progress", ProgressBar)
-        p = msg.progress
-        if p.done == 0 and p.total > 0:
-            # Nothing written yet: the first batch waits for the model to load (seconds), not a stuck 0%.
-            bar.update(total=None, progress=0)
-            self.query_one("#index-status", Label).update(f"{plural(p.total, 'chunk')} to write; {LOADING_TEXT}")
+        self._index_progress = msg.progress
+        self._render_index()
+
+    def _tick(self) -> None:
+        # Only while the step has no rate: its elapsed time moves on. A measured line stays as the last report
+        # left it (redrawn later, the rate would sag and the time left grow between two batches).
+        p = self._index_progress
+        if self._indexing() and p is not None and measuring(p):
+            self._render_index()
+
+    def _render_index(self) -> None:
+        """The indexing line, its bar and the footer's words, from the latest report (and the clock)."""
+        p = self._index_progress
+        if p is None:
             return
-        bar.update(total=max(p.total, 1), progress=p.done)
-        self.query_one("#index-status", Label).update(
-            f"{visible(p.describe(), oneline=True)}  (ctrl+x stops)")
-        self.post_message(self.IndexingChanged(f"indexing {p.done}/{p.total}"))
+        bar = self.query_one("#index-progress", ProgressBar)
+        if p.phase in (Phase.LOAD, Phase.CHUNK) or p.total <= 0:
+            bar.update(total=None, progress=0)  # one step of unknown length: the bar moves, no false 0%
+        else:
+            bar.update(total=p.total, progress=p.done)
+        line = Text(progress_text(p))
+        if self._stopping:
+            line.append("  stopping after this batch…", style="bold #e5c07b")
+            brief = "indexing: stopping"
+        else:
+            line.append(f"  ({STOP_HINT})", style="dim")
+            # The footer's words say which job this is and how to stop it (its key list may be cut off).
+            brief = progress_brief(p) if p.phase is Phase.INDEX else f"indexing: {progress_brief(p)}"
+            brief += f" · {STOP_HINT}"
+        self.query_one("#index-status", Label).update(line)
+        self.post_message(self.IndexingChanged(brief))
 
     def on_query_pane_indexed(self, msg: "QueryPane.Indexed") -> None:
         self.query_one("#index-row").remove_class("-busy")
         self.post_message(self.IndexingChanged(None))
+        self._index_cancel, self._index_progress, self._stopping = None, None, False
+        self.refresh_bindings()
         r = msg.report
         if r.cancelled:
-            self._status(f"Indexing stopped after {r.upserted} chunks; ask again to resume.")
+            written = f" after writing {r.upserted} of {plural(r.chunks, 'chunk')}" if r.chunks else ""
+            self._status(Text(f"Indexing stopped{written}; what was written is kept. Enter resumes where it "
+                              "stopped.", style="bold #e5c07b"))
+            self._show_results_for()
             return
-        self._status(f"Indexed {r.chunks} chunks with {msg.resolved.label} in {r.seconds:.1f}s "
+        self._status(f"Indexed {r.chunks} chunks with {visible(msg.resolved.label, oneline=True)} in {r.seconds:.1f}s "
                      f"({r.embedded} embedded, {r.cached} from cache, {r.unchanged} unchanged"
                      + (f", {r.truncated} truncated by the model" if r.truncated else "") + ").")
         # Search what the box holds now: the text may have changed while the tree was indexed (a stale question's
@@ -345,14 +434,40 @@ class QueryPane(Vertical):
             self._pending = question
             self._start_search(question, self.resolved)
 
-    def _start_search(self, question: str, resolved: ResolvedStrategy) -> None:
-        """Read the filters here, on the UI thread, and search in a worker."""
+    def _start_search(self, question: str, resolved: ResolvedStrategy, *, submitted: bool = True) -> None:
+        """Read the filters here, on the UI thread, and search in a worker.
+
+        ``submitted``: asked with Enter (or again after indexing), not a pause in typing: an expected chunk set
+        before any question belongs to the first question submitted.
+        """
         path = self.current_path if self.query_one("#filter-file", Checkbox).value else None
         chapter = self.current_chapter if self.query_one("#filter-chapter", Checkbox).value else None
         self._status(f"searching “{visible(question, oneline=True)}”…")
         self._search_seq += 1
-        self._search(question, resolved, path, chapter, self.expected, self.query_one("#query-input", Input),
-                     self._search_seq)
+        self._search(question, resolved, path, chapter, self._expectation_for(question, submitted),
+                     self.query_one("#query-input", Input), self._search_seq)
+
+    def _expectation_for(self, question: str, submitted: bool) -> Expected | None:
+        """The expected chunk to judge ``question`` against: the expectation, when it belongs to this question.
+
+        One made for another question is dropped (the explorer clears it; the pane says so); one not yet tied to
+        a question is tied to this one when it is submitted, and judged without being tied while it is typed.
+        """
+        exp = self.expected
+        if exp is None or (self._dropped is not None and self._dropped[0] == exp):
+            return None  # none, or dropped already (the explorer has yet to clear it)
+        bound = self._expect_question
+        if bound is None:
+            if submitted:
+                self._expect_question = question
+            return exp
+        if bound == question:
+            return exp
+        self._dropped = (exp, bound)
+        self._expect_question = None
+        self.post_message(self.ExpectationDropped(exp))
+        self._show_verdict()
+        return None
 
     @work(thread=True, exclusive=True, group="query", exit_on_error=False, name="search")
     def _search(self, question: str, resolved: ResolvedStrategy, path: str | None, chapter: str | None,
@@ -363,7 +478,7 @@ class QueryPane(Vertical):
         # checks again when the answer arrives, since the box may change while the message waits.
         if worker.is_cancelled or box.value.strip() != question:
             return
-        self.post_message(self.Answered(answer, seq))
+        self.post_message(self.Answered(answer, seq, resolved))
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -386,6 +501,8 @@ class QueryPane(Vertical):
         current = self.query_one("#query-input", Input).value.strip()
         if msg.search != self._search_seq or msg.answer.question != current:
             return
+        self._answer_resolved = msg.resolved
+        self._stale_reason = None
         self._show_answer(msg.answer)
 
     # --- showing -----------------------------------------------------------------------------------------------
@@ -406,7 +523,10 @@ class QueryPane(Vertical):
         kept = sum(1 for h in a.hits if h.kept)
         self._status(Text.assemble(
             (f"{kept} of {len(a.hits)} hits pass the threshold {a.threshold}", "bold"),
-            f"{where} · top {a.k} · {a.strategy_label} · {a.seconds * 1000:.0f} ms"))
+            f"{visible(where, oneline=True)} · top {a.k} · {a.seconds * 1000:.0f} ms"))
+        self._show_results_for()
+        # The star marks the chunk this answer's verdict judged, by its span: never its overlap neighbours, and
+        # never after the expectation changed (the verdict is the answer's own).
         exp = a.verdict.expected if a.verdict else None
         line_drawn = False
         options: list[Option] = []
@@ -415,7 +535,7 @@ class QueryPane(Vertical):
                 options.append(Option(Text(f"──── threshold {a.threshold} ──── below it: filtered out, not sent "
                                            "to the model ────", style="bold #e5c07b"), disabled=True))
                 line_drawn = True
-            mine = exp is not None and h.path == exp.path and h.start < exp.end and exp.start < h.end
+            mine = exp is not None and exp.is_chunk(h.path, h.start, h.end)
             options.append(Option(self._hit_text(h, mine), id=f"hit-{i}"))
         if not line_drawn and a.threshold is not None and a.hits:
             options.append(Option(Text(f"──── threshold {a.threshold} ──── every hit above passes ────",
@@ -437,19 +557,87 @@ class QueryPane(Vertical):
         t.append("\n     " + snippet(h.text, 140), style="dim" if h.kept else "dim italic")
         return t
 
-    def watch_expected(self) -> None:
+    def _show_results_for(self) -> None:
+        """The line over the results: the question and the strategy that made them, and whether they still stand
+        (the strategy changed since, or its index was rebuilt or stopped): then Enter asks again."""
+        if not self.query("#results-for"):
+            return
+        line = self.query_one("#results-for", Static)
+        a, made_by, now = self._answer, self._answer_resolved, self.resolved
+        line.set_class(a is not None, "-shown")
+        hits = self.query_one("#hits", OptionList)
+        if a is None:
+            hits.remove_class("-stale")
+            return
+        changed = made_by is not None and now is not None and made_by.fingerprint() != now.fingerprint()
+        t = Text.assemble(("results for ", "dim"), (f"“{visible(a.question, oneline=True)}”", "bold"),
+                          (" from ", "dim"), (strategy_words(made_by, now), "bold #58a6ff"))
+        stale = None
+        if changed:
+            stale = f"strategy changed to {strategy_words(now, made_by)}"
+        elif self._stale_reason is not None:
+            stale = self._stale_reason
+        if stale is not None:
+            t.append(f" — {stale}; Enter to ask again", style="bold #e5c07b")
+        line.update(t)
+        hits.set_class(stale is not None, "-stale")
+
+    def watch_resolved(self, old: ResolvedStrategy | None, new: ResolvedStrategy | None) -> None:
+        """Another strategy or parameter set: the results shown were made by the one before, and say so; when the
+        new one is indexed already, the question is asked again at once (a search costs milliseconds)."""
+        self._show_results_for()
+        if new is None or self._answer is None or self._answer_resolved is None:
+            return
+        if self._answer_resolved.fingerprint() == new.fingerprint():
+            return
+        question = self.query_one("#query-input", Input).value.strip()
+        if question and not self._unavailable and self.session.is_indexed(new):
+            self._pending = question
+            self._start_search(question, new, submitted=False)
+
+    def watch_expected(self, new: Expected | None) -> None:
+        self._adopt_expected()
         self._show_verdict()
+
+    def _adopt_expected(self) -> None:
+        """A new expectation belongs to its own question, else to the question in the box, else to the next one
+        submitted."""
+        exp = self.expected
+        if exp is None:
+            self._expect_question = None
+            return
+        self._dropped = None
+        if not self.query("#query-input"):
+            self._expect_question = exp.question
+            return
+        box = self.query_one("#query-input", Input)
+        if exp.question and not box.value.strip():
+            box.value = exp.question  # set for a question (a probe's missed heading): it waits in the box
+        self._expect_question = exp.question or box.value.strip() or None
 
     def _show_verdict(self) -> None:
         if not self.query("#expect-status"):
             return
         box = self.query_one("#expect-status", Static)
         exp = self.expected
-        box.set_class(exp is not None, "-shown")
+        dropped = self._dropped
+        box.set_class(exp is not None or dropped is not None, "-shown")
         if exp is None:
+            if dropped is not None:
+                old, question = dropped
+                box.update(Text.assemble(
+                    ("expectation dropped: ", "bold #e5c07b"),
+                    (f"{visible(old.describe(), oneline=True)} was expected for “{visible(question, oneline=True)}”",
+                     ""),
+                    (" — select a chunk and press e to expect one for this question", "dim")))
             return
         a = self._answer
-        t = Text.assemble(("expected ", "bold"), (exp.describe(), "#58a6ff"))
+        t = Text.assemble(("expected ", "bold"), (visible(exp.describe(), oneline=True), "#58a6ff"))
+        if self.resolved is not None and exp.strategy_label != self.resolved.label:
+            # Cut by another strategy: its span is judged as text; no hit of this strategy is that chunk.
+            t.append(f" (a chunk of {visible(exp.strategy_label, oneline=True)}; judged by its text)", style="dim")
+        if self._expect_question is not None:
+            t.append(f" for “{visible(self._expect_question, oneline=True)}”", style="")
         if a is None or a.verdict is None or a.verdict.expected != exp:
             t.append("  — ask a question (Enter) to see its rank", style="dim")
         else:

@@ -144,29 +144,33 @@ class StrategyBar(Widget):
         # After the layout settles: the row's width and its content's width are known only then.
         self.call_after_refresh(self._show_more)
 
-    def _show_more(self) -> None:
+    def _show_more(self, keep: Widget | None = None) -> None:
         """Show only whole parameters, and ``◂``/``▸`` beside them when some are out of sight on either side.
 
         A parameter the row's edge cuts through is hidden rather than drawn in part: fragments of labels and
         fields (``▼   se``) read as nonsense. Its room stays (it is hidden, not removed), so the row's scroll
         range, and which parameters fit, never depend on what is hidden. Tab still reaches it
-        (`action_step_field`), and a focused parameter is scrolled into sight whole (`_reveal`).
+        (`action_step_field`), and a focused parameter is scrolled into sight whole (`_reveal`). Only a parameter
+        wider than the whole row is drawn in part, when it is being edited (``keep``, else the focused one).
         """
         params = self.query_one("#params", HorizontalScroll)
         left_edge = params.scroll_x
         right_edge = left_edge + params.scrollable_content_region.width
-        focused = self.screen.focused if self.is_attached else None
+        focused = keep or (self.screen.focused if self.is_attached else None)
         left = right = False
         for group in params.query_children(".param-group"):
             region = group.virtual_region
             whole = left_edge <= region.x and region.right <= right_edge
-            if not whole and focused is not None and focused in group.walk_children():
+            if not whole and region.width > right_edge - left_edge and focused in group.walk_children():
                 whole = True  # wider than the whole row: the field being edited is shown all the same
             left = left or (not whole and region.x < left_edge)
             right = right or (not whole and region.x >= left_edge)
             visibility = "visible" if whole else "hidden"
-            if group.styles.visibility != visibility:
-                group.styles.visibility = visibility
+            # The group's parts are hidden, not the group: a hidden widget has no place on screen to read, and
+            # the group's place is what says whether it fits.
+            for part in group.children:
+                if part.styles.visibility != visibility:
+                    part.styles.visibility = visibility
         mark = ("◂" if left else "") + ("▸ tab" if right else "")
         if mark != self._more_text:  # an update lays the bar out again: only on change
             self._more_text = mark
@@ -214,7 +218,7 @@ class StrategyBar(Widget):
         group = target.parent
         if group is not None and group.has_class("param-group"):
             self._reveal(group)
-            self._show_more()  # visible now, so it can take the focus
+            self._show_more(keep=target)  # visible now, so it can take the focus
         target.focus()
 
     def _reveal(self, group: Widget) -> None:
@@ -422,6 +426,7 @@ class StrategyBar(Widget):
         group = w.parent if w.parent is not None and w.parent.has_class("param-group") else None
         if group is not None:
             self._reveal(group)
+            self._show_more(keep=w)
         if w.id and w.id.startswith("param-") and not self.query_one("#param-status", Label).has_class("-error"):
             name = w.id.removeprefix("param-")
             p = next((p for p in self._params_of(self._base) if p.name == name), None)
