@@ -251,3 +251,28 @@ def test_progress_reports_rate_and_time_left_and_its_place_in_a_larger_job():
     nested = half.within(whole).describe()
     assert nested.startswith("sweeping 3/12 configurations (chunk_size=256)") and "embedding recursive" in nested
     assert Progress(Phase.INDEX, 5, 5).seconds_left == 0.0
+
+
+@pytest.mark.model
+def test_default_embedder_runs_on_onnx_without_torch_after_the_first_export(tmp_path):
+    """The first process exports the model (torch, once); the next ones embed on ONNX Runtime alone, with the
+    vectors torch gives (so caches and collections made with either are shared)."""
+    env = {"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    code = (
+        "import sys, json\n"
+        "from chunkscope.embed import Embedder\n"
+        "e = Embedder(use_cache=False)\n"
+        "v = e.encode(['How do I borrow a value mutably?'])[0]\n"
+        "print(json.dumps({'runtime': type(e.encoder).__name__, 'torch': 'torch' in sys.modules,"
+        " 'vec': [float(x) for x in v]}))\n"
+    )
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert second.returncode == 0, second.stderr
+    import json
+
+    out = json.loads(second.stdout)
+    assert out["runtime"] == "OnnxMiniLMEncoder" and out["torch"] is False
+    torch_vec = Embedder(use_cache=False, runtime="torch").encode(["How do I borrow a value mutably?"])[0]
+    assert float(np.dot(torch_vec, np.asarray(out["vec"], dtype=np.float32))) > 0.9999

@@ -101,7 +101,8 @@ def test_a_new_rule_is_one_object_in_the_registry(monkeypatch, tmp_path, capsys)
 
 def test_the_registry_holds_one_object_per_rule_with_its_metadata():
     assert list(RULES) == ["oversize", "undersize", "split-fence", "split-table", "split-list", "split-admonition",
-                           "split-equation", "dangling-heading", "missing-metadata", "embed-truncation", "duplicate"]
+                           "split-equation", "dangling-heading", "missing-metadata", "embed-truncation", "duplicate",
+                           "near-duplicate", "hub", "orphan"]
     for rid, rule in RULES.items():
         assert isinstance(rule, Rule) and rule.id == rid
         assert rule.severity in ("error", "warning") and rule.summary and rule.hint

@@ -225,3 +225,31 @@ async def test_the_probe_says_each_step_and_ctrl_x_keeps_the_strategies_that_fin
         finally:
             for gate in gates:
                 gate.go.set()
+
+
+async def test_the_probe_says_it_waits_for_an_index_build_and_ctrl_x_stops_the_wait(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="the explorer")
+        fake = SlowRetriever()
+        monkeypatch.setattr(ex.search, "retriever", lambda resolved: fake)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: ex.query("#query-input") and ex.query_one("#query-input", Input).has_focus,
+                       what="the query input")
+        try:
+            await pilot.press(*"pelvis", "enter")
+            await wait_for(pilot, lambda: fake.chunk_gate.reached.is_set(), what="the index build to hold the store")
+            await pilot.press("escape", "v")
+            await wait_for(pilot, lambda: isinstance(app.screen, EvaluationScreen), what="the evaluation view")
+            screen = app.screen
+            status = screen.query_one("#eval-status")
+            await wait_for(pilot, lambda: "waiting for indexing recursive to finish" in str(status.render()),
+                           what="the wait said")
+            await pilot.press("ctrl+x")
+            await wait_for(pilot, lambda: screen.result is not None, what="the wait to stop")
+            assert screen.result.cancelled and not screen.result.outcomes
+            assert "stopped: 0 of 1 strategy finished" in str(status.render())
+        finally:
+            for gate in (fake.chunk_gate, fake.embedder.load_gate, fake.embedder.embed_gate):
+                gate.go.set()

@@ -115,23 +115,24 @@ async def test_results_name_their_strategy_and_say_so_when_it_changes(monkeypatc
         pane, box = await open_query(pilot, app)
         await pilot.press(*"knee", "enter")
         await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
-        assert "results for “knee” from recursive" in results_for(pane)
+        assert "results for “knee” from recursive · dense search" in results_for(pane)
         assert "changed" not in results_for(pane)
         # Another parameter set, not indexed yet: the results stay, marked as the old strategy's, dimmed.
         ex.set_strategy(resolve(ex.config, "recursive", {"chunk_size": 300}))
         await pilot.pause()
         line = results_for(pane)
-        assert "results for “knee” from recursive — strategy changed to recursive(chunk_size=300); Enter to ask " \
-               "again" in line, line
+        assert "results for “knee” from recursive · dense search — strategy changed to recursive(chunk_size=300); " \
+               "Enter to ask again" in line, line
         assert pane.query_one("#hits").has_class("-stale")
         # Enter asks again: the new index, then the answer, from the new strategy.
         box.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "from recursive(chunk_size=300)" in results_for(pane), what="the new answer")
+        await wait_for(pilot, lambda: "from recursive(chunk_size=300) · " in results_for(pane), what="the new answer")
         assert "changed" not in results_for(pane) and not pane.query_one("#hits").has_class("-stale")
         # Back to a strategy whose index exists: asked again at once, no Enter needed.
         ex.set_strategy(resolve(ex.config, "recursive"))
-        await wait_for(pilot, lambda: results_for(pane).endswith("from recursive"), what="the answer re-asked")
+        await wait_for(pilot, lambda: results_for(pane).endswith("from recursive · dense search"),
+                       what="the answer re-asked")
         assert fake.judged.keys() == {"knee"}
 
 
@@ -143,7 +144,7 @@ async def test_results_stay_marked_stale_when_the_new_strategy_s_index_build_is_
         fake = install(app, monkeypatch)
         fake.hits = [hit_of(ex.result.chunks[0], 1)]
         ex.search.indexed.add(ex.resolved.fingerprint())
-        pane, box = await open_query(pilot, app)
+        pane, _box = await open_query(pilot, app)
         await pilot.press(*"knee", "enter")
         await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
         fake.index_gate = threading.Event()
@@ -158,7 +159,8 @@ async def test_results_stay_marked_stale_when_the_new_strategy_s_index_build_is_
             fake.index_gate.set()
         assert fake.index_cancel.cancelled
         line = results_for(pane)
-        assert "from recursive — strategy changed to recursive(chunk_size=300); Enter to ask again" in line, line
+        assert "from recursive · dense search — strategy changed to recursive(chunk_size=300); Enter to ask again" \
+            in line, line
         assert pane.query_one("#hits").has_class("-stale")
 
 
@@ -168,12 +170,13 @@ async def test_the_star_marks_the_expected_chunk_not_its_overlap_neighbours(monk
         await ready(pilot, app, FK)
         ex = app.explorer
         chunks = list(ex.result.chunks)
-        target = next(c for c in chunks[1:-1] if chunks[c.index - 1].end > c.start and chunks[c.index + 1].start < c.end)
+        target = next(c for c in chunks[1:-1]
+                      if chunks[c.index - 1].end > c.start and chunks[c.index + 1].start < c.end)
         fake = install(app, monkeypatch)
         # The chunk and both neighbours it shares text with, the neighbours ranked first.
         fake.hits = [hit_of(chunks[target.index - 1], 1), hit_of(chunks[target.index + 1], 2), hit_of(target, 3)]
         ex.search.indexed.add(ex.resolved.fingerprint())
-        pane, box = await open_query(pilot, app)
+        pane, _box = await open_query(pilot, app)
         await pilot.press(*"joint angles", "enter")
         await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
         ex.selected = target.index

@@ -341,3 +341,61 @@ async def test_a_url_in_the_chunk_detail_breaks_only_between_its_parts(sample_do
             # Each line ends at a separator: between the parts of a URL, never inside a word.
             assert all(not (a[-1].isalnum() and b[0].isalnum()) for a, b in zip(pieces, pieces[1:])), (size, pieces)
             assert all(len(piece) <= detail.scrollable_content_region.width for piece in pieces)
+
+
+async def test_a_recut_keeps_the_rows_of_the_notes_until_its_own_notes_come(docs, monkeypatch):
+    """The boundaries of a re-cut come before its lint and ✂ marks: meanwhile the rows the old notes took stay
+    (blank), so the text does not jump up and back down, and the screen is not laid out again twice per change."""
+    import threading
+
+    from chunkscope.tui.screens import explorer as explorer_module
+
+    app = pilot.make_app(docs, Config(), "fixed", chunk_size=400, chunk_overlap=0)
+    async with app.run_test(size=SIZE) as pilot_:
+        ex, view = await opened(pilot_, app)
+        height = view.virtual_size.height
+        y = line_index(PARAGRAPH_1)
+        rows_before = len(rows_of(view, y))
+        gate = threading.Event()
+        original = explorer_module.complete_file
+
+        def held(first, config):
+            gate.wait(20)
+            return original(first, config)
+
+        monkeypatch.setattr(explorer_module, "complete_file", held)
+        ex.set_strategy(resolve_strategy(ex.config, "fixed", {"chunk_size": 410, "chunk_overlap": 0}))
+        await wait_for(pilot_, lambda: ex.result.resolved.params["chunk_size"] == 410
+                       and ex.layout_data.chunks is ex.result.chunks, what="the new boundaries")
+        assert not ex.result.complete and ex.layout_data.pieces(y).note == []  # no notes yet
+        assert view.virtual_size.height == height and len(rows_of(view, y)) == rows_before
+        gate.set()
+        await wait_for(pilot_, lambda: ex.result.complete and ex.layout_data.chunks is ex.result.chunks,
+                       what="the completed cut")
+        note = "".join(text for text, _ in ex.layout_data.pieces(y).note)
+        assert note and squash("".join(r[ex.layout_data.gutter_width:] for r in rows_of(view, y))).endswith(squash(note))
+
+
+def test_row_map_wraps_a_note_with_its_line():
+    """A note is wrapped as part of its line's drawing: rows never wider than asked, breaks after spaces, every
+    character on one row, note rows standing for the line's end; other notes re-wrap only the noted lines."""
+    from chunkscope.outline_scan import line_starts_of
+    from chunkscope.tui.layout import RowMap
+
+    line = " ".join(f"word{i}" for i in range(30))
+    text = f"short\n{line}\n中文字符在这里 and more text here\n"
+    starts = line_starts_of(text)
+    note = "  ◀ embed-truncation: chunk 0's embed text is 376 word pieces, so the rest is not embedded"
+    for width in (20, 25, 40):  # wider than any word: a word wider than a row is cut at the width
+        plain = RowMap(text, starts, width)
+        rows = plain.with_notes({1: note, 2: note})
+        assert rows.with_notes({1: note, 2: note}) is rows and rows.with_notes({}).rows == plain.rows
+        for y, drawn in ((1, line + note), (2, "中文字符在这里 and more text here" + note)):
+            pieces = [drawn[slice(*rows.chars(y, k))] for k in range(rows.row_count(y))]
+            assert "".join(pieces) == drawn
+            assert all(cell_len(piece.rstrip()) <= width for piece in pieces)
+            assert all(piece.endswith(" ") for piece in pieces[:-1])  # whole words: every break after a space
+            end = text.index("\n", starts[y])
+            k_note = next(k for k in range(rows.row_count(y)) if rows.chars(y, k)[0] >= end - starts[y])
+            assert rows.offset(y, k_note, starts[y]) == end  # a row of the note stands for the line's end
+        assert rows.row_count(0) == plain.row_count(0) == 1  # lines without a note keep their rows

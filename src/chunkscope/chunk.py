@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from .docs import Document
+    from .embedder_spec import EmbedderSpec
 
 #: Warning ids a strategy attaches itself (lint adds its own rule ids).
 SPLIT_FENCE = "split-fence"
@@ -593,8 +594,9 @@ class ChunkBuilder:
         return chunks
 
 
-def count_embed_tokens(chunks: Sequence[Chunk], model: str = DEFAULT_EMBED_MODEL) -> None:
-    """Fill ``embed_tokens`` of every chunk that lacks it, in one batch through the model's tokenizer."""
+def count_embed_tokens(chunks: Sequence[Chunk], model: str | EmbedderSpec = DEFAULT_EMBED_MODEL) -> None:
+    """Fill ``embed_tokens`` of every chunk that lacks it, in one batch through the embedder's own tokenizer (a
+    local model's word pieces, an ``openai:`` endpoint's cl100k_base tokens: `tokens.embed_tokenizer`)."""
     todo = [c for c in chunks if c.embed_tokens is None]
     if not todo:
         return

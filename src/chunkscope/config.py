@@ -70,7 +70,8 @@ FIELDS: dict[str, str] = {
     "ignore": "glob patterns (relative to the docs root) of files and folders to skip",
     "max_file_bytes": "files larger than this are reported and skipped (default 4 MiB)",
     "strategies": "per-strategy parameter defaults: [strategies.NAME] key = value",
-    "presets": "named strategy + parameter sets: [presets.NAME] strategy = ..., key = value",
+    "presets": "named strategy + parameter sets: [presets.NAME] strategy = ..., key = value, and optionally "
+               "search = dense|keyword|hybrid (how its questions are matched, as tune chose it)",
     "citations": "citation templates by strategy or preset name, over the chunk's metadata",
     "embedder": "model (all-MiniLM-L6-v2, st:PATH, openai:MODEL), url (an OpenAI-compatible endpoint), "
                 "api_key_env (the variable holding its key; default OPENAI_API_KEY), max_tokens, device (cpu/cuda), "
@@ -277,12 +278,16 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 if not (isinstance(strat, str) and is_strategy_name(strat)):
                     _want(False, path, f"[presets.{name}] needs strategy = one of {', '.join(strategy_names())}")
                 _want(not is_strategy_name(name), path, f"[presets.{name}]: a preset cannot take a strategy's name")
+                if "search" in preset:  # how the preset's questions are matched (what `tune` chose), not a parameter
+                    _want(preset["search"] in SEARCH_MODES, path,
+                          f"[presets.{name}] search must be one of {', '.join(SEARCH_MODES)}")
                 cfg.presets[name] = dict(preset)
     # A preset is used on top of its strategy's [strategies.NAME] defaults: check what the two make together
     # (each can be fine alone and contradict the other), whichever table the file gives first.
     for name, preset in cfg.presets.items():
         strat = preset["strategy"]
-        params = {**cfg.strategies.get(strat, {}), **{k: v for k, v in preset.items() if k != "strategy"}}
+        own = {k: v for k, v in preset.items() if k not in ("strategy", "search")}
+        params = {**cfg.strategies.get(strat, {}), **own}
         _check_params(strat, params, path, f"[presets.{name}]")
     if not is_strategy_name(cfg.strategy) and cfg.strategy not in cfg.presets:
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
@@ -328,6 +333,8 @@ class ResolvedStrategy:
     label: str
     strategy: Strategy
     citation_template: str
+    #: The preset's search mode (``search`` in its table), None when it names none.
+    search: str | None = None
 
     @property
     def name(self) -> str:
@@ -349,9 +356,11 @@ def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any
     """Strategy or preset by name (default from config), with config defaults and then ``params`` applied."""
     name = name or cfg.strategy
     params = dict(params or {})
+    search = None
     if name in cfg.presets:
         preset = dict(cfg.presets[name])
         strat = preset.pop("strategy")
+        search = preset.pop("search", None)
         merged = {**cfg.strategies.get(strat, {}), **preset, **params}
         label = name
     else:
@@ -371,4 +380,4 @@ def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any
             raise exc.with_note(f"{n} = {exc.values[n]} is set in {cfg.source}") from None
         raise
     template = cfg.citations.get(name) or cfg.citations.get(strat) or type(strategy).citation_template
-    return ResolvedStrategy(label, strategy, template)
+    return ResolvedStrategy(label, strategy, template, search)

@@ -90,7 +90,7 @@ def make_encoder(spec: EmbedderSpec, *, model_dir: Path | None, dim: int | None,
         return OpenAIEncoder(spec, batch_size=max(batch_size, 64))
     assert model_dir is not None
     if spec.kind == "minilm":
-        want = runtime or "torch"  # LEAD-TODO: onnx default once onnx_minilm lands
+        want = runtime or ("onnx" if onnx_runtime_available() and device in (None, "cpu") else "torch")
         if want == "onnx":
             from .onnx_minilm import OnnxMiniLMEncoder
 
@@ -272,6 +272,8 @@ class Embedder:
                 known = self.count_tokens([texts[by_sha[s][0]] for s in todo])
             tokens_of.update(zip(todo, known))
             report = Progress(Phase.EMBED, 0, len(todo), unit="texts", label=label)
+            if on_progress is not None:
+                on_progress(report)  # before the first batch, which may wait seconds for the model to load
             step = max(self.batch_size * 2, 1)
             for j in range(0, len(todo), step):
                 if cancel is not None and cancel.cancelled:

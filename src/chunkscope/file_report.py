@@ -126,11 +126,8 @@ def embed_cuts(chunks: Sequence["Chunk"], model: str) -> dict[int, int]:
         if c.embed_tokens is None or c.embed_tokens <= limit:
             continue
         cut = tok.truncation_offset(c.embed_text, limit)
-        if c.embed_text_override is None:
-            out[c.index] = c.start + cut
-            continue
-        at = c.embed_text_override.find(c.text)
-        if at >= 0:
+        at = c.embed_offset  # the chunk knows where its text sits (searching could find it inside the prefix)
+        if at is not None:
             out[c.index] = c.start + min(max(cut - at, 0), len(c.text))
     return out
 

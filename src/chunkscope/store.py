@@ -29,7 +29,7 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Mapping, Sequence
 
 from .extras import STORE_MODULES, require_extra
 from .progress import CancelToken, Phase, Progress, ProgressFn
@@ -158,6 +158,30 @@ class Hit:
             embed_tokens=payload.get("embed_tokens"),
             id=str(point_id),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPoint:
+    """A point as a pass over the whole collection sees it: its id, its chunk's place, a hash of its text."""
+
+    #: The payload fields it is read from.
+    FIELDS: ClassVar[tuple[str, ...]] = ("path", "chunk_index", "start", "end", "start_line", "text")
+
+    id: str
+    path: str
+    chunk_index: int
+    start: int
+    end: int
+    start_line: int
+    #: sha256 of the chunk's text without its outer whitespace: equal for two copies of the same text.
+    text_sha: str
+
+    @classmethod
+    def from_record(cls, point_id: Any, payload: Mapping[str, Any]) -> "StoredPoint":
+        text = str(payload.get("text", "")).strip()
+        return cls(str(point_id), str(payload.get("path", "")), int(payload.get("chunk_index", 0)),
+                   int(payload.get("start", 0)), int(payload.get("end", 0)), int(payload.get("start_line", 0)),
+                   hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
 
 
 # --- names and ids --------------------------------------------------------------------------------------------
@@ -697,3 +721,55 @@ class Store:
         for p in matched:
             p.payload = full.get(str(p.id), p.payload)
         return matched
+
+    # -- the collection as a whole (chunkscope.neighbours) --
+
+    def points(self, name: str, paths: Collection[str] | None = None) -> tuple[list[StoredPoint], "np.ndarray"]:
+        """Every point of the collection (of ``paths`` only, when given) with its dense vector, one row each."""
+        import numpy as np
+
+        out: list[StoredPoint] = []
+        rows: list[Any] = []
+        offset = None
+        scope = build_filter(None, paths)
+        try:
+            while True:
+                with self._lock:
+                    records, offset = self._c().scroll(name, scroll_filter=scope, limit=1024, offset=offset,
+                                                       with_payload=list(StoredPoint.FIELDS), with_vectors=[DENSE])
+                for r in records:
+                    vec = r.vector.get(DENSE) if isinstance(r.vector, dict) else None
+                    if vec is not None:
+                        out.append(StoredPoint.from_record(r.id, r.payload or {}))
+                        rows.append(vec)
+                if offset is None:
+                    break
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"{self.location}: reading {name} failed ({_one_line(exc)})") from None
+        dim = self._dims.get(name, 0)
+        return out, (np.asarray(rows, dtype=np.float32) if rows else np.zeros((0, dim), dtype=np.float32))
+
+    def nearest(self, name: str, vectors: "np.ndarray", limit: int,
+                paths: Collection[str] | None = None) -> list[list[tuple[str, float]]]:
+        """The ``limit`` nearest points (id, cosine) of each vector, best first: one batch query (Qdrant's
+        ``query_batch_points``), so a server answers them in one request.
+
+        By vector rather than by point id: a query by id makes Qdrant leave that point out through a filter,
+        which local mode checks point by point in Python (all 715 points of the Rust book: 4.3 s by id, 1.6 s
+        by vector); the caller drops each point from its own list instead.
+        """
+        from qdrant_client import models
+
+        scope = build_filter(None, paths)
+        requests = [models.QueryRequest(query=v.tolist(), using=DENSE, limit=limit, filter=scope,
+                                        with_payload=False, with_vector=False) for v in vectors]
+        try:
+            with self._lock:
+                answers = self._c().query_batch_points(name, requests=requests)
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"{self.location}: search in {name} failed ({_one_line(exc)})") from None
+        return [[(str(p.id), float(p.score)) for p in a.points] for a in answers]

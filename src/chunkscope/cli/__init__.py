@@ -30,7 +30,7 @@ class Interrupted(Exception):
 
 
 #: Modules that define commands, in the order ``--help`` lists them.
-COMMAND_MODULES = ("cmd_core", "cmd_lint", "cmd_retrieval", "cmd_tuning", "cmd_tui")
+COMMAND_MODULES = ("cmd_core", "cmd_lint", "cmd_retrieval", "cmd_tuning", "cmd_tune", "cmd_tui")
 
 DESCRIPTION = """\
 See exactly how your documentation is cut into chunks for retrieval, and what those chunks do when a

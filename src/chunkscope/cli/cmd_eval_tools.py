@@ -261,9 +261,10 @@ def eval_variants(args: argparse.Namespace, config, resolved) -> list[EvalVarian
     from ..tuning import PIPELINE_KEYS
     from .parsing import parse_search
 
-    modes = parse_search(getattr(args, "search", None), several=True) or [config.search_mode]
+    given = parse_search(getattr(args, "search", None), several=True)
     out: list[EvalVariant] = []
     for r in resolved:
+        modes = given or [r.search or config.search_mode]  # a preset's own search mode (what tune chose)
         grid = parse_grid(args.grid, r.strategy.name) if getattr(args, "grid", None) else {}
         if "search" in grid and getattr(args, "search", None):
             raise ParamError("give the search modes with --search or --grid search=…, not both")
@@ -563,6 +564,7 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
     if name in cfg.presets:
         preset = dict(cfg.presets[name])
         strat = preset.pop("strategy")
+        preset.pop("search", None)  # the preset's search mode is no parameter (--search gives the sweep's)
         base = {**cfg.strategies.get(strat, {}), **preset, **cli}
     else:
         strat = name

@@ -7,33 +7,52 @@ malformed) or that the strategy failed to chunk is reported in every format as a
 used, or no file could be checked at all. A CI job never passes on docs it did not look at: 1 and 2 both fail it;
 1 says "fix the docs", 2 "fix the command or its setup". The first Ctrl-C stops the run after the file being
 linted (exit 130, nothing printed: a partial report would read as a clean one).
+
+``--embeddings`` adds the rules that read the chunks' vectors (``hub``, ``orphan``, ``near-duplicate``): the tree
+is indexed as ``index`` does (only what changed is embedded), every chunk's nearest chunks are asked of the store,
+and the report ends with the tree's hubness (the k-occurrence skewness of Radovanović et al., JMLR 2010).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..lint import ERROR, RULES, Finding, LintReport, lint_settings, lint_tree
-from ..wording import plural
+from ..lint import ERROR, RULES, Finding, Input, LintReport, lint_settings, lint_tree
+from ..wording import install_hint, plural
 from .cmd_core import chunk_tree, require_chunked
 from .common import (
     EXIT_FINDINGS,
     EXIT_OK,
+    EXIT_USAGE,
     add_docs_arg,
     add_strategy_args,
     console,
+    error,
     load_context,
     strategies_from_args,
     visible,
 )
+from .cmd_retrieval import _add_store_args
 from .progress_bar import graceful_interrupt, progress_bar
 
+if TYPE_CHECKING:
+    from ..config import Config, ResolvedStrategy
+    from ..neighbours import Neighbourhoods, StoredEmbeddings
+    from .common import Context
+
 FORMATS = ("text", "json", "github")
+
+
+def _embedding_rules() -> list[str]:
+    """The rules that run only with --embeddings."""
+    return [r.id for r in RULES.values() if Input.EMBEDDINGS in r.needs]
 
 
 def _rules_epilog() -> str:
@@ -42,6 +61,7 @@ def _rules_epilog() -> str:
     for r in RULES.values():
         lines.append(f"  {r.id:<{width}}  {r.severity:<7}  {r.summary}")
     lines.append("")
+    lines.append(f"With --embeddings: {', '.join(_embedding_rules())} (the tree is indexed first, as `index` does).")
     lines.append("Silence a rule for the next block with <!-- chunkscope: ignore RULE[, RULE] --> (or 'all'),")
     lines.append("for a whole file with <!-- chunkscope: ignore-file RULE -->, or per path in [lint] per_path_ignores.")
     return "\n".join(lines)
@@ -59,6 +79,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="text (path:line:col: severity rule message), json, or github (workflow annotations)")
     p.add_argument("--select", action="append", metavar="RULE,...", help="only these rules (repeatable)")
     p.add_argument("--ignore", action="append", metavar="RULE,...", help="skip these rules (repeatable)")
+    p.add_argument("--embeddings", action="store_true",
+                   help=f"also run the rules that read the chunks' vectors ({', '.join(_embedding_rules())}): "
+                        "indexes the tree first, as index does (needs the retrieval extra)")
+    _add_store_args(p)
     p.set_defaults(func=cmd_lint)
 
 
@@ -82,26 +106,102 @@ LOAD_PROBLEM, NOT_CHUNKED = "load-problem", "not-chunked"
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from ..extras import MissingExtra
+
     ctx = load_context(args, report_problems=False, require_documents=True)
+    ctx = dataclasses.replace(ctx, config=_with_embedder(ctx.config, args))
     resolved = strategies_from_args(args, ctx.config)[0]
-    lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the (longer) chunking
-    results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
-    display = display_paths(args, ctx.tree)
-    with graceful_interrupt() as cancel, progress_bar("lint") as on_progress:
-        report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results,
-                           display=display, cancel=cancel, on_progress=on_progress)
+    settings = lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the chunking
+    wanted = [r for r in _embedding_rules() if r in settings.enabled]
+    if not args.embeddings and args.select and wanted:
+        print(f"chunkscope: note: {', '.join(wanted)} need --embeddings; without it they do not run", file=sys.stderr)
+    with ExitStack() as stack:
+        embedder = store = None
+        if args.embeddings and wanted:
+            try:  # what is missing is said before any work, in one line
+                from .cmd_retrieval import make_embedder, open_store
+
+                embedder = make_embedder(ctx, args)
+                store = stack.enter_context(open_store(ctx, args))
+            except MissingExtra as exc:
+                error(install_hint("lint --embeddings", exc.extra, exc.package))
+                return EXIT_USAGE
+        results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
+        display = display_paths(args, ctx.tree)
+        embeddings = None
+        if store is not None:
+            embeddings = embed_tree(ctx, resolved, embedder, store)
+        with graceful_interrupt() as cancel, progress_bar("lint") as on_progress:
+            report = lint_tree(ctx.tree, resolved, ctx.config, args.select, args.ignore, results=results,
+                               display=display, cancel=cancel, on_progress=on_progress, embeddings=embeddings)
     unchecked = unchecked_files(ctx.tree, report, display)
     for note in report.notes:
         print(visible(note, oneline=True), file=sys.stderr)
+    space = hubness_line(embeddings.neighbourhoods(), report, embedder.model) if embeddings is not None else None
     if args.format == "json":
         write_json(report, unchecked)
     elif args.format == "github":
         write_github(report, unchecked)
     else:
         write_text(report, resolved.label, unchecked)
+    if space is not None:
+        # The text report ends with it; JSON and annotations keep their format, so it goes to stderr there.
+        print(space, file=sys.stdout if args.format == "text" else sys.stderr)
     # After the output, which lists every file that could not be checked.
     require_chunked(results, args.docs, resolved.label)
     return EXIT_FINDINGS if report.errors or unchecked else EXIT_OK
+
+
+def _with_embedder(cfg: Config, args: argparse.Namespace) -> Config:
+    """The configuration with --embedder/--embed-url in ``[embedder]``, so embed-truncation counts in the tokens of
+    the embedder the vectors come from (an explicit model does not inherit the config's url, see
+    `Config.embedder_spec`)."""
+    model, url = getattr(args, "embedder", None), getattr(args, "embed_url", None)
+    if not model and not url:
+        return cfg
+    embedding = dict(cfg.embedding)
+    if model:
+        embedding["model"] = model
+        embedding.pop("url", None)
+    if url:
+        embedding["url"] = url
+    new = dataclasses.replace(cfg, embedding=embedding)
+    new.embedder_spec()  # EmbedderSpecError now, worded by the command line as --embedder's
+    return new
+
+
+def embed_tree(ctx: Context, resolved: ResolvedStrategy, embedder, store) -> StoredEmbeddings:
+    """Index the tree as ``index`` does (only what changed is embedded), then find every chunk's neighbours."""
+    from ..neighbours import StoredEmbeddings
+    from ..retrieval import Retriever
+    from . import Interrupted
+    from .cmd_retrieval import ensure_index, report_line
+
+    retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
+                          citation_template=resolved.citation_template)
+    report = ensure_index(retriever, resolved.label)
+    if report.cancelled:
+        raise Interrupted("indexing stopped; the points written so far are kept")
+    if report.embedded or report.deleted:
+        print(report_line(resolved.label, report), file=sys.stderr)
+    embeddings = StoredEmbeddings(store, retriever.collection, paths=retriever.scope,
+                                  order=[d.path for d in ctx.tree.documents])
+    with graceful_interrupt() as cancel, progress_bar("neighbours") as on_progress:
+        embeddings.load(on_progress, cancel)
+    return embeddings
+
+
+def hubness_line(found: Neighbourhoods, report: LintReport, model: str) -> str:
+    """The tree's place in embedding space, in one line: its hubness and what the three rules found."""
+    n = len(found.points)
+    skew = found.skewness
+    measure = (f"k-occurrence skewness {skew:.2f}" if skew is not None
+               else "k-occurrence skewness not defined (every chunk is among the nearest of every other)")
+    counts = ", ".join(plural(report.by_rule.get(rid, 0), word) for rid, word in
+                       (("hub", "hub"), ("orphan", "orphan"), ("near-duplicate", "near-duplicate")))
+    return visible(f"embedding space ({model}, {plural(n, 'chunk')}, k={found.k}): {measure} (hubness, "
+                   f"Radovanović et al. 2010); {counts}; hubs: k-occurrence over {found.hub_threshold:.0f}; "
+                   f"neighbourhoods in {found.seconds:.1f}s", oneline=True)
 
 
 def unchecked_files(tree, report: LintReport, display: Callable[[str], str]) -> list[Finding]:

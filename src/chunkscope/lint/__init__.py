@@ -24,7 +24,7 @@ In MDX, ``{/* chunkscope: ignore split-fence */}`` does the same.
 
 from __future__ import annotations
 
-from .annotate import annotate_chunks, annotate_results, with_warnings
+from .annotate import annotate_results, with_warnings
 from .context import ChunkEmbeddings, LintContext, LintRun
 from .findings import ERROR, OFF, SEVERITIES, WARNING, Finding, LintReport
 from .registry import RULES
@@ -47,7 +47,6 @@ __all__ = [
     "LintSettings",
     "Rule",
     "UnknownRule",
-    "annotate_chunks",
     "annotate_results",
     "lint_document",
     "lint_settings",

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..chunk import ChunkedDoc
 from .registry import RULES
-from .runner import lint_document
 
 if TYPE_CHECKING:
     from ..chunk import Chunk
-    from ..config import Config
-    from ..docs import Document
     from .findings import Finding, LintReport
 
 def with_warnings(chunks: Sequence[Chunk], findings: Iterable[Finding]) -> list[Chunk]:
@@ -48,16 +45,3 @@ def annotate_results(results: Sequence[ChunkedDoc], report: LintReport) -> list[
         found = report.findings_by_doc.get(r.doc.path)
         out.append(ChunkedDoc(r.doc, with_warnings(r.chunks, found), r.error) if found else r)
     return out
-
-
-def annotate_chunks(doc: Document, chunks: Sequence[Chunk], strategy: Any, cfg: Config | None = None) -> list[Finding]:
-    """Lint one document and write the findings' rule ids into the given chunks' warnings, in place.
-
-    Deprecated: the one place lint still changes its caller's chunks, kept only until ``tui.session`` uses
-    `lint_document` and keeps `with_warnings`' copies. New code must not call it.
-    """
-    findings = lint_document(doc, chunks, strategy, cfg)
-    for c, marked in zip(chunks, with_warnings(chunks, findings)):
-        if marked is not c:
-            c.warnings[:] = marked.warnings
-    return findings

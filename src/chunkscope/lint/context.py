@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..chunk import Chunk, Limits, Strategy
     from ..config import Config
     from ..docs import Document
+    from ..neighbours import Neighbourhoods
     from ..structure import Block, Structure
     from ..tokens import SliceCounter
     from .rule import Rule
@@ -42,10 +43,23 @@ def is_comment(text: str, b: Block) -> bool:
 
 
 class ChunkEmbeddings(Protocol):
-    """One vector per chunk of a tree, for rules that compare what a model makes of the chunks (`Input.EMBEDDINGS`)."""
+    """One vector per chunk of a tree, for rules that compare what a model makes of the chunks (`Input.EMBEDDINGS`).
+
+    Embeddings kept in a vector store also answer ``neighbourhoods()`` (see `TreeEmbeddings`); the rules that
+    read neighbourhoods (``hub``, ``orphan``, ``near-duplicate``) find nothing with embeddings that do not.
+    """
 
     def vector(self, path: str, index: int) -> Sequence[float] | None:
         """The vector of chunk ``index`` of the document at ``path`` (None when it has none)."""
+        ...
+
+
+class TreeEmbeddings(ChunkEmbeddings, Protocol):
+    """Embeddings that also know every chunk's nearest chunks across the tree (`neighbours.StoredEmbeddings`:
+    the store's own search over the tree's collection)."""
+
+    def neighbourhoods(self) -> Neighbourhoods:
+        """Every chunk's k nearest chunks, found once."""
         ...
 
 
@@ -73,6 +87,11 @@ class LintRun:
     def inputs(self) -> frozenset[Input]:
         """The optional inputs this run has."""
         return frozenset({Input.EMBEDDINGS}) if self.embeddings is not None else frozenset()
+
+    def neighbourhoods(self) -> Neighbourhoods | None:
+        """The tree's neighbourhoods in embedding space, when the run's embeddings can give them (asked once)."""
+        find = getattr(self.embeddings, "neighbourhoods", None)
+        return self.shared("neighbourhoods", find) if callable(find) else None
 
     def shared(self, key: str, make: Callable[[], T]) -> T:
         """State a rule keeps across the documents of this run (``make()`` on first use), e.g. every chunk text

@@ -12,6 +12,7 @@ from .rules.embedding import EmbedTruncation
 from .rules.equation import SplitEquation
 from .rules.headings import DanglingHeading
 from .rules.metadata import MissingMetadata
+from .rules.neighbourhood import Hub, NearDuplicate, Orphan
 from .rules.sizes import Oversize, Undersize
 from .rules.splits import SplitAdmonition, SplitFence, SplitList, SplitTable
 
@@ -28,4 +29,8 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     MissingMetadata(),
     EmbedTruncation(),
     Duplicate(),
+    # Need the chunks' embeddings (`lint --embeddings`): skipped by a plain run.
+    NearDuplicate(),
+    Hub(),
+    Orphan(),
 )}

@@ -20,6 +20,7 @@ from .slices import SliceCounter, TiktokenSliceCounter, WordsSliceCounter
 
 if TYPE_CHECKING:
     from ..docs import Document
+    from ..embedder_spec import EmbedderSpec
     from .background import PendingOffsets
 
 DEFAULT_TOKENIZER = "cl100k_base"
@@ -225,8 +226,61 @@ def get_tokenizer(name: str = DEFAULT_TOKENIZER) -> "TiktokenTokenizer | WordsTo
         return tok
 
 
-def embed_tokenizer(model: str = DEFAULT_EMBED_MODEL) -> WordPieceTokenizer:
-    """The word-piece tokenizer of an embedding model (name or local path)."""
-    name = DEFAULT_EMBED_MODEL if is_default_model(model) else f"hf:{model}"
-    return get_tokenizer(name)  # type: ignore[return-value] - both names make a WordPieceTokenizer
+class EndpointTokenizer:
+    """What an endpoint's model (``openai:``) reads, counted in a tiktoken encoding, with its limit.
+
+    It answers what callers ask of a word-piece embed tokenizer (``max_seq_length``, ``count_batch``,
+    ``may_exceed``, ``truncation_offset``), so counting embed tokens and finding where reading stops is one code
+    path for every embedder. An endpoint adds no special tokens: the count is the encoding's own.
+    """
+
+    def __init__(self, base: TiktokenTokenizer, max_tokens: int) -> None:
+        self.name = base.name
+        self.encoding = base.encoding
+        self.max_seq_length = max_tokens
+
+    def count(self, text: str) -> int:
+        return len(self.encoding.encode_ordinary(text))
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        return [len(t) for t in self.encoding.encode_ordinary_batch(list(texts))]
+
+    def may_exceed(self, text: str, limit: int | None = None) -> bool:
+        """False when ``text`` certainly fits: every token of a byte-level BPE holds at least one UTF-8 byte."""
+        limit = self.max_seq_length if limit is None else limit
+        if len(text) > limit:  # at least as many bytes as characters
+            return True
+        return len(text.encode("utf-8", "surrogatepass")) > limit
+
+    def truncation_offset(self, text: str, max_tokens: int | None = None) -> int:
+        """Char offset in ``text`` where the model stops reading (``len(text)`` when it reads everything)."""
+        limit = self.max_seq_length if max_tokens is None else max_tokens
+        tokens = self.encoding.encode_ordinary(text)
+        if len(tokens) <= limit:
+            return len(text)
+        return self.encoding.decode_with_offsets(tokens)[1][limit]
+
+
+def embed_tokenizer(model: "str | EmbedderSpec" = DEFAULT_EMBED_MODEL) -> "WordPieceTokenizer | EndpointTokenizer":
+    """The tokenizer that counts what an embedder reads, with its limit as ``max_seq_length``.
+
+    ``model`` is an `EmbedderSpec` or what a user writes for one (``all-MiniLM-L6-v2``, ``st:PATH`` or a bare
+    folder, ``openai:MODEL``): a local model's own word pieces, an endpoint's tiktoken encoding (cl100k_base).
+
+    Raises:
+        TokenizerError: the embedder is written wrongly, or its tokenizer cannot be loaded.
+    """
+    from ..embedder_spec import EmbedderSpec, EmbedderSpecError, parse_embedder
+
+    if isinstance(model, EmbedderSpec):
+        spec = model
+    else:
+        try:
+            spec = parse_embedder(model)
+        except EmbedderSpecError as exc:
+            raise TokenizerError(str(exc)) from None
+    name = spec.tokenizer_name
+    if name in TIKTOKEN_NAMES:
+        return EndpointTokenizer(get_tokenizer(name), spec.max_tokens)  # type: ignore[arg-type]
+    return get_tokenizer(name)  # type: ignore[return-value] - a local model's name makes a WordPieceTokenizer
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import App
 from textual.binding import Binding
 
@@ -11,6 +13,9 @@ from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
 from .screens.explorer import ExplorerScreen
 from .session import resolve
+
+if TYPE_CHECKING:
+    from .widgets.query_pane import QueryPane
 
 
 def commands_provider():
@@ -33,10 +38,9 @@ class ChunkscopeApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit-anywhere", priority=True,
                 tooltip="leave chunkscope, even from a text field"),
         Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="keys, colours and commands"),
-        # The query pane has its own ctrl+x; this one stops its index build from anywhere else in the explorer
-        # (the build goes on behind a closed pane, and the footer shows it there).
-        # Priority, as the pane's: a text field of the strategy bar would otherwise take it as "cut" (only while an
-        # index is built: otherwise the key falls through to the field).
+        # The query pane's index build goes on behind a closed pane (the footer shows it): this stops it from
+        # anywhere in the explorer. Priority, so a text field's "cut" does not take it while a build runs; at any
+        # other time the key falls through to the field.
         Binding("ctrl+x", "stop_indexing", "Stop indexing", id="app.stop-indexing", priority=True,
                 tooltip="stop the index build after the batch in progress; what is written is kept"),
     ]
@@ -61,7 +65,7 @@ class ChunkscopeApp(App[int]):
     def explorer(self) -> ExplorerScreen:
         return next(s for s in self.screen_stack if isinstance(s, ExplorerScreen))
 
-    def _index_pane(self):
+    def _index_pane(self) -> QueryPane | None:
         """The explorer's query pane while it builds an index, else None."""
         if not isinstance(self.screen, ExplorerScreen):
             return None
@@ -86,7 +90,7 @@ class ChunkscopeApp(App[int]):
             self.pop_screen()
             return
         from .screens.compare import CompareScreen
-        from .screens.evaluation import EvaluationScreen
+        from .screens.evaluation import EvaluationScreen, MissedList
         from .screens.files import FilesScreen, FilesTable
         from .widgets.lint_pane import LintPane
         from .widgets.query_pane import HitList, QueryPane
@@ -100,7 +104,7 @@ class ChunkscopeApp(App[int]):
             ("Lint pane", list(LintPane.BINDINGS)),
             ("Files view", list(FilesScreen.BINDINGS) + list(FilesTable.BINDINGS)),
             ("Compare mode", list(CompareScreen.BINDINGS)),
-            ("Evaluation", list(EvaluationScreen.BINDINGS)),
+            ("Evaluation", list(EvaluationScreen.BINDINGS) + list(MissedList.BINDINGS)),
         ]
         keymap = {k: ",".join(v) if isinstance(v, (list, tuple)) else str(v) for k, v in (self._keymap or {}).items()}
         self.push_screen(HelpScreen(groups, keymap))

@@ -123,10 +123,15 @@ class SourceLayout:
         colours: list[LineColours] | None = None,
         differ: set[int] | None = None,
         pending: bool = False,
+        notes_pending: bool = False,
     ) -> None:
         self.doc = doc
         #: True while the chunks are still being computed: the text is drawn plain, nothing dimmed.
         self.pending = pending
+        #: True while the notes of these chunks (lint findings, where the embedder stops) are still being
+        #: computed: a wrapping view keeps the rows the previous notes took, so the text moves at most once per
+        #: re-cut (when the notes come), not twice, and a re-cut never lays the screen out again on its own.
+        self.notes_pending = notes_pending
         self.text = doc.text
         self.chunks = chunks
         self.truncations = truncations or {}
@@ -568,15 +573,17 @@ def _wrap_line(text: str, a: int, b: int, width: int, note: str = "") -> tuple[l
     ``note``: drawn after the line's text (already terminal-safe), wrapped with it; its characters have no source
     offset of their own (each counts as the line's end, ``b``).
     """
-    if not note and _plain(text, a, b):
+    if _plain(text, a, b) and (not note or _plain(note, 0, len(note))):
         # One cell per character, drawn as itself: indices are columns, and the search for a space runs at C speed.
+        # With a note, on the line and its note together (a note's characters all stand for the line's end).
+        drawn, lo, hi = (text, a, b) if not note else (text[a:b] + note, 0, b - a + len(note))
         chars, offs = [0], [a]
-        o = a
-        while b - o > width:
-            i = text.rfind(" ", o + 1, o + width)  # a space that fits on the row, not its first character
+        o = lo
+        while hi - o > width:
+            i = drawn.rfind(" ", o + 1, o + width)  # a space that fits on the row, not its first character
             o = i + 1 if i != -1 else o + width
-            chars.append(o - a)
-            offs.append(o)
+            chars.append(o - lo)
+            offs.append(a + min(o - lo, b - a))
         return chars, offs
     # Anything else is measured as it is drawn (tabs expanded, control characters shown), grapheme by grapheme.
     pieces = [TAB if ch == "\t" else visible(ch, oneline=True) for ch in text[a:b]]

@@ -9,20 +9,25 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from ..chunk import Chunk
 from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
 from ..progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
 from ..safe_text import visible
+from ..search_modes import DEFAULT_SEARCH_MODE, check_search_mode
 from ..wording import install_hint as _install_sentence
 
 #: How deep to search when looking for the rank of an expected chunk, or when filtering by chapter.
 DEPTH = 100
 #: Seconds between looks at the cancel token while waiting for the store (held by another task).
 WAIT_POLL_SECONDS = 0.1
+
+#: Where the threshold in force comes from: set in the query pane, ``[query] threshold``, the embedder's own
+#: measured value, or nowhere (an endpoint model nobody measured: every hit is kept).
+ThresholdOrigin = Literal["here", "config", "embedder", "none"]
 
 
 def retrieval_available() -> str | None:
@@ -117,7 +122,11 @@ class Verdict:
 
 @dataclass
 class Answer:
-    """The hits for one question (``kept`` says which pass the threshold), and the verdict on the expectation."""
+    """The hits for one question (``kept`` says which pass the threshold), and the verdict on the expectation.
+
+    ``threshold`` is the one the hits were judged by: None in ``keyword`` and ``hybrid`` search, whose scores are
+    no cosines (every hit is kept), and in ``dense`` search when no threshold is in force.
+    """
 
     question: str
     hits: list[Any]
@@ -127,6 +136,19 @@ class Answer:
     verdict: Verdict | None = None
     seconds: float = 0.0
     filters: dict[str, str] = field(default_factory=dict)
+    search_mode: str = DEFAULT_SEARCH_MODE
+
+    def with_threshold(self, threshold: float | None) -> "Answer":
+        """The same hits judged by another threshold, without searching again: each hit carries its score.
+
+        A hit is kept as `Store.search` keeps it: no threshold, or a score at or over it. Only ``dense`` scores
+        are cosines; in the other modes the answer is returned as it is. The verdict on the expected chunk is
+        the core's (`evaluate.judge`) and is not re-judged here: ask again for that.
+        """
+        if self.search_mode != "dense":
+            return self
+        hits = [replace(h, kept=threshold is None or h.score >= threshold) for h in self.hits]
+        return replace(self, hits=hits, threshold=threshold)
 
 
 class SearchSession:
@@ -145,6 +167,9 @@ class SearchSession:
         self.indexed: set[str] = set()
         #: A threshold the user set in the query pane for this session (None: config, else the embedder's).
         self.threshold_override: float | None = None
+        #: How questions are matched (`chunkscope.search_modes`): ``[query] search`` until the query pane changes
+        #: it. Read when a question is asked; every collection serves all three modes, so nothing is re-indexed.
+        self.search_mode: str = check_search_mode(config.search_mode)
         #: What holds the store now ("indexing recursive"), for a task that has to wait for it to say why.
         self.busy: str | None = None
         #: Bumped when the documents change; the retrievers catch up on their next use (see `invalidate`).
@@ -223,7 +248,7 @@ class SearchSession:
             r = self._retrievers.get(key)
             if r is None:
                 r = Retriever(self.tree, resolved.strategy, self._embedder, self._store, self.config.site_url or None,
-                              search_mode=self.config.search_mode,
+                              search_mode=self.search_mode,
                               citation_template=resolved.citation_template)
                 self._retrievers[key] = r
             return r
@@ -316,10 +341,26 @@ class SearchSession:
             return self.threshold_override
         if self.config.threshold is not None:
             return self.config.threshold
+        spec = self.embedder_spec
+        return spec.default_threshold if spec is not None else None
+
+    @property
+    def threshold_origin(self) -> ThresholdOrigin:
+        """Where `threshold` comes from (the pane says so beside the value)."""
+        if self.threshold_override is not None:
+            return "here"
+        if self.config.threshold is not None:
+            return "config"
+        return "embedder" if self.threshold is not None else "none"
+
+    @property
+    def embedder_spec(self) -> Any:
+        """The configured embedder (`EmbedderSpec`: its ``text`` is what the pane shows); None when the
+        configuration names one that cannot be used (the first question says why)."""
         from ..embedder_spec import EmbedderSpecError
 
         try:
-            return self.config.embedder_spec().default_threshold
+            return self.config.embedder_spec()
         except EmbedderSpecError:
             return None
 
@@ -329,10 +370,13 @@ class SearchSession:
         import time
 
         t0 = time.perf_counter()
-        k, threshold = self.config.k, self.threshold
+        mode = self.search_mode
+        # A cosine threshold means nothing to BM25 scores or fused ranks: the other modes keep every hit.
+        k, threshold = self.config.k, self.threshold if mode == "dense" else None
         with self.lock:
             r = self.retriever(resolved)
-            vec = r.embedder.embed_query(question)
+            r.search_mode = mode  # a retriever made before the mode changed; its collection serves every mode
+            vec = None if mode == "keyword" else r.embedder.embed_query(question)
             filters = {"path": path} if path else {}
             if chapter:
                 deep = r.search(vec, k=DEPTH, threshold=threshold, filters=filters or None, text=question)
@@ -344,7 +388,7 @@ class SearchSession:
             if expected is not None:
                 verdict = self._judge(r, vec, question, expected, k, threshold)
         answer = Answer(question, hits, threshold, k, resolved.label, verdict, time.perf_counter() - t0,
-                        {**filters, **({"chapter": chapter} if chapter else {})})
+                        {**filters, **({"chapter": chapter} if chapter else {})}, mode)
         return answer
 
     def _judge(self, retriever, vec, question: str, expected: Expected, k: int, threshold: float | None) -> Verdict:

@@ -7,7 +7,6 @@ so one bad file leaves the rest of the app working.
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +15,9 @@ from typing import Any, Callable
 from ..chunk import Chunk, chunk_documents, count_embed_tokens, strategy_available, strategy_names
 from ..config import Config, ResolvedStrategy, resolve_strategy
 from ..docs import Document, DocsTree, Problem, iter_doc_files, read_document
+from ..file_report import embed_cuts
 from .watcher import Snapshot, TreeChange
-from ..tokens import TIKTOKEN_NAMES, embed_tokenizer, prepare
+from ..tokens import TIKTOKEN_NAMES, prepare
 
 
 @dataclass(eq=False)
@@ -34,7 +34,7 @@ class FileResult:
     #: chunk index -> absolute offset in ``doc.text`` where the embedding model stops reading.
     truncations: dict[int, int] = field(default_factory=dict)
     embed_error: str | None = None
-    #: Lint findings located in this document (empty when lint is not available).
+    #: Lint findings located in this document (empty when lint failed on it).
     findings: list[Any] = field(default_factory=list)
     elapsed: float = 0.0
     #: False for the quick first result (chunks only); True once embedder figures and findings are in.
@@ -63,7 +63,7 @@ class TreeResult:
     resolved: ResolvedStrategy
     entries: dict[str, TreeEntry]
     elapsed: float = 0.0
-    #: ``lint.LintReport`` of the tree (None when lint is missing); ``lint_error`` says why lint could not run.
+    #: ``lint.LintReport`` of the tree (None until it ran, or when it failed: ``lint_error`` says why).
     lint: Any = None
     lint_error: str | None = None
 
@@ -91,14 +91,6 @@ def resolve(config: Config, name: str, params: dict[str, Any] | None = None) -> 
     return resolve_strategy(config, name, params or None)
 
 
-def lint_module():
-    """``chunkscope.lint`` when this build has it, else None (the lint views then show a notice)."""
-    try:
-        return importlib.import_module("chunkscope.lint")
-    except ImportError:
-        return None
-
-
 def _safe_chunk(doc: Document, resolved: ResolvedStrategy) -> tuple[list[Chunk], str | None]:
     """The core's ``chunk_documents`` for one document; an unexpected exception becomes the error text."""
     try:
@@ -106,27 +98,6 @@ def _safe_chunk(doc: Document, resolved: ResolvedStrategy) -> tuple[list[Chunk],
     except Exception as exc:  # noqa: BLE001 - a strategy bug on one file must not take the app down
         return [], f"{type(exc).__name__}: {exc}"
     return cd.chunks, cd.error
-
-
-def embed_truncations(chunks: list[Chunk], model: str) -> dict[int, int]:
-    """Where the embedder stops reading, for the chunks it truncates (index → absolute source offset).
-
-    Only chunks over the model's ``max_seq_length`` are re-encoded. When a strategy embeds a text of its own
-    (a prefix + the chunk), the offset is mapped back through the position of the chunk's text inside it.
-    """
-    tok = embed_tokenizer(model)
-    out: dict[int, int] = {}
-    for c in chunks:
-        if c.embed_tokens is None or c.embed_tokens <= tok.max_seq_length:
-            continue
-        cut = tok.truncation_offset(c.embed_text)
-        if c.embed_text_override is None:
-            out[c.index] = c.start + cut
-            continue
-        at = c.embed_text_override.find(c.text)
-        if at >= 0:
-            out[c.index] = c.start + min(max(cut - at, 0), len(c.text))
-    return out
 
 
 def chunk_file(doc: Document, resolved: ResolvedStrategy, config: Config, *, lint: bool = True) -> FileResult:
@@ -148,26 +119,32 @@ def complete_file(first: FileResult, config: Config, *, lint: bool = True) -> Fi
     if res.chunks:
         try:
             count_embed_tokens(res.chunks, config.embed_model)
-            res.truncations = embed_truncations(res.chunks, config.embed_model)
+            res.truncations = embed_cuts(res.chunks, config.embed_model)
         except Exception as exc:  # noqa: BLE001 - a missing model folder only loses the embedder columns
             res.embed_error = str(exc)
     if lint:
+        from ..lint import with_warnings  # in a worker, as in `file_findings`
+
         res.findings = file_findings(res.doc, res.chunks, res.resolved, config)
+        # Lint never changes the chunks it is given: the result keeps copies marked with the findings' rule ids
+        # (the chunk table's warnings column reads them).
+        res.chunks = with_warnings(res.chunks, res.findings)
     res.elapsed = first.elapsed + time.perf_counter() - t0
     return res
 
 
 def file_findings(doc: Document, chunks: list[Chunk], resolved: ResolvedStrategy, config: Config) -> list[Any]:
-    """Lint findings of one document (rule ids added to the chunks' warnings, as ``chunkscope chunk`` does).
+    """Lint findings of one document (`with_warnings` marks the chunks with them, as ``chunkscope chunk`` does).
 
-    Empty when lint is missing or fails on this file: lint trouble must never hide the chunks (the tree run
-    reports a bad ``[lint]`` configuration once).
+    Empty when lint fails on this file: lint trouble must never hide the chunks (the tree run reports a bad
+    ``[lint]`` configuration once).
     """
-    lint = lint_module()
-    if lint is None or not chunks:
+    if not chunks:
         return []
+    from ..lint import lint_document  # in a worker: its rules pull in numpy, which the first paint does without
+
     try:
-        return list(lint.annotate_chunks(doc, chunks, resolved, config))
+        return list(lint_document(doc, chunks, resolved, config))
     except Exception:  # noqa: BLE001
         return []
 
@@ -198,14 +175,14 @@ def chunk_tree(
         chunks, error = _safe_chunk(doc, resolved)
         entries[doc.path] = TreeEntry(doc.path, chunks, error)
     result = TreeResult(resolved, entries)
-    lint = lint_module()
-    if lint is not None and tree is not None and not cancelled():
+    if tree is not None and not cancelled():
         from ..chunk import ChunkedDoc
+        from ..lint import annotate_results, lint_tree  # in a worker, as in `file_findings`
         from ..progress import CancelToken, Cancelled
 
         try:
             results = [ChunkedDoc(d, entries[d.path].chunks, entries[d.path].error) for d in docs]
-            report = lint.lint_tree(tree, resolved, config, results=results, cancel=CancelToken(poll=cancelled))
+            report = lint_tree(tree, resolved, config, results=results, cancel=CancelToken(poll=cancelled))
         except Cancelled:
             return None
         except Exception as exc:  # noqa: BLE001 - a bad [lint] table: say so once, keep the counts
@@ -214,7 +191,7 @@ def chunk_tree(
             result.lint = report
             # Lint leaves the chunks it is given alone: the entries take the copies marked with the findings' rule
             # ids (what the JSONL export writes as each chunk's warnings).
-            for r in lint.annotate_results(results, report):
+            for r in annotate_results(results, report):
                 entries[r.doc.path].chunks = r.chunks
             for f in report.findings:
                 e = entries.get(f.path)
@@ -297,10 +274,8 @@ def export_jsonl(result: TreeResult, docs: list[Document], config: Config, folde
 
 def chunk_citation(result: FileResult, chunk: Chunk) -> str:
     """The chunk's citation as retrieval renders it (the strategy's or the config's template)."""
-    try:
-        from ..retrieval import render_citation
-    except ImportError:
-        return ""
+    from ..retrieval import render_citation
+
     try:
         return render_citation(result.resolved.citation_template, chunk.metadata, chunk, result.doc)
     except Exception:  # noqa: BLE001 - a malformed template must not break the detail view

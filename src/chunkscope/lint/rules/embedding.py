@@ -1,7 +1,9 @@
-"""embed-truncation: a chunk's embed text longer than the embedding model reads (its tail is never embedded).
+"""embed-truncation: a chunk's embed text longer than the embedder reads (its tail is never embedded).
 
-Word pieces are counted with the model's own tokenizer (bundled for all-MiniLM-L6-v2), so lint needs neither the
-model's weights nor torch.
+Tokens are counted with the configured embedder's own tokenizer (`tokens.embed_tokenizer`): a local model's word
+pieces (bundled for all-MiniLM-L6-v2), an ``openai:`` endpoint's cl100k_base tokens, so lint needs neither the
+model's weights nor torch nor the network. The limit is the embedder's (`EmbedderSpec.max_tokens`: 256 word pieces
+for MiniLM, 8191 tokens for OpenAI's models) unless ``[lint] thresholds.embed-truncation`` sets another.
 """
 
 from __future__ import annotations
@@ -9,31 +11,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...tokens import embed_tokenizer
+from ...embedder_spec import parse_embedder
+from ...tokens import TIKTOKEN_NAMES, embed_tokenizer
 from ..findings import WARNING
 from ..rule import Rule
 
 if TYPE_CHECKING:
     from ...chunk import Chunk
+    from ...embedder_spec import EmbedderSpec
     from ..context import LintContext
     from ..findings import Finding
 
 
 class EmbedCheck:
-    """Word-piece counts of chunks' embed texts against the embedding model's ``max_seq_length``.
+    """Token counts of chunks' embed texts, in the embedder's own tokenizer, against what it reads.
 
     Counting every chunk with the model's tokenizer would cost as much as chunking the tree; the word-piece
     tokenizer counts by cached runs (see `WordPieceTokenizer.count_batch`) and chunks that certainly fit are
-    skipped (`WordPieceTokenizer.may_exceed`), which keeps lint within 1.5x a chunking run (bench/bench_lint.py).
+    skipped (``may_exceed``), which keeps lint within 1.5x a chunking run (bench/bench_lint.py).
+
+    Args:
+        spec: the embedder (``[embedder]``, `Config.embedder_spec`), or what a user writes for one.
+        limit: the most tokens it reads; None: its own limit (`EmbedderSpec.max_tokens`).
     """
 
-    def __init__(self, model: str, limit: int | None = None) -> None:
-        self.model = model
-        self.tok = embed_tokenizer(model)
-        self.limit = limit or self.tok.max_seq_length
+    def __init__(self, spec: EmbedderSpec | str, limit: int | None = None) -> None:
+        if isinstance(spec, str):
+            spec = parse_embedder(spec)
+        self.model = spec.text
+        self.tok = embed_tokenizer(spec)
+        self.limit = limit or spec.max_tokens
+        # Word pieces count [CLS] and [SEP], which the limit includes; an endpoint's tokens are the text's own.
+        self.unit = f"{spec.tokenizer_name} tokens" if spec.tokenizer_name in TIKTOKEN_NAMES else "word pieces"
 
     def counts(self, chunks: Sequence[Chunk]) -> list[int | None]:
-        """Each chunk's word pieces (exactly what `chunk.count_embed_tokens` gives) where it could be truncated:
+        """Each chunk's tokens (exactly what `chunk.count_embed_tokens` gives) where it could be truncated:
         the chunk's own ``embed_tokens`` when the caller counted them already, None for a chunk that certainly
         fits. The chunks are left as they are."""
         out = [c.embed_tokens for c in chunks]
@@ -52,31 +64,37 @@ class EmbedCheck:
 
 def _doc_offset(c: Chunk, off: int) -> int | None:
     """Map an offset in the chunk's embed text back to the document (None when it lies in added text)."""
-    if c.embed_text_override is None:
-        return c.start + off
-    p = c.embed_text_override.find(c.text)
-    if p < 0 or off < p:
+    at = c.embed_offset
+    if at is None or off < at:
         return None
-    return c.start + min(off - p, len(c.text))
+    return c.start + min(off - at, len(c.text))
+
+
+def embedder_of(ctx: LintContext) -> EmbedderSpec:
+    """The embedder the run's configuration names (``[embedder]``), else the default model."""
+    cfg = ctx.config
+    return cfg.embedder_spec() if cfg is not None else parse_embedder(ctx.settings.embed_model)
 
 
 class EmbedTruncation(Rule):
     id = "embed-truncation"
     severity = WARNING
-    summary = "a chunk's embed text is longer than the embedding model reads (the tail is invisible to retrieval)"
-    hint = "use a smaller chunk size, or an embedding model with a longer max_seq_length"
-    threshold = "maximum word pieces the embedding model reads, with [CLS] and [SEP]"
+    summary = "a chunk's embed text is longer than the embedder reads (the tail is invisible to retrieval)"
+    hint = "use a smaller chunk size, or an embedding model that reads longer texts"
+    threshold = ("most tokens the embedder reads, in its own tokenizer ([CLS]/[SEP] included for word pieces; "
+                 "default: the embedder's limit)")
 
     def check(self, ctx: LintContext) -> list[Finding]:
-        settings = ctx.settings
-        embed = ctx.run.shared(self.id, lambda: EmbedCheck(settings.embed_model, settings.thresholds.get(self.id)))
+        limit = ctx.settings.thresholds.get(self.id)
+        embed = ctx.run.shared(self.id, lambda: EmbedCheck(embedder_of(ctx), limit))
         out: list[Finding] = []
         for c, pieces in zip(ctx.chunks, embed.counts(ctx.chunks)):
             off = embed.truncation(c, pieces)
             if off is None:
                 continue
-            msg = (f"chunk {c.index}'s embed text is {pieces} word pieces; {embed.model} reads {embed.limit} "
-                   f"(with [CLS]/[SEP])")
+            msg = f"chunk {c.index}'s embed text is {pieces} {embed.unit}; {embed.model} reads {embed.limit}"
+            if embed.unit == "word pieces":
+                msg += " (with [CLS]/[SEP])"
             where = _doc_offset(c, off)
             if where is not None:
                 lost = max(0.0, min(1.0, (c.end - where) / max(1, c.end - c.start)))

@@ -10,10 +10,11 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import visible
@@ -68,7 +69,7 @@ class CompareScreen(Screen):
 
     BINDINGS = [
         Binding("escape,c", "back", "Back", id="compare.back",
-                tooltip="back to the explorer (from a text field, Escape leaves the field for the source)"),
+                tooltip="back to the explorer (from a strategy bar, Escape leaves the bar for the source)"),
         Binding("n", "next_difference", "Next diff", id="compare.next-diff",
                 tooltip="scroll to the next boundary only one side has"),
         Binding("p", "prev_difference", "Prev", id="compare.prev-diff",
@@ -206,8 +207,10 @@ class CompareScreen(Screen):
         self.call_after_refresh(settle)
 
     def action_back(self) -> None:
-        """Escape or c: back to the explorer; from a text field, leave the field first (keys work again)."""
-        if isinstance(self.focused, Input):
+        """Escape or c: back to the explorer; from a strategy bar (a text field types c), leave the bar first, so
+        the keys work again and one Escape too many never closes compare with the edit in view."""
+        focused = self.focused
+        if focused is not None and any(isinstance(w, StrategyBar) for w in focused.ancestors_with_self):
             self._view_shown().focus()
             return
         self.app.pop_screen()
@@ -272,7 +275,8 @@ class CompareScreen(Screen):
         self.results[msg.side] = msg.result
         view = self.query_one(f"#side-{msg.side}", SourceView)
         count = plural(len(msg.result.chunks), "chunk")
-        view.border_title = f"{msg.side.upper()}: {visible(msg.result.resolved.label, oneline=True)} · {count}"
+        # A border title is markup: a label's brackets (a list of separators) are escaped.
+        view.border_title = f"{msg.side.upper()}: {escape(visible(msg.result.resolved.label, oneline=True))} · {count}"
         view.layout_data = msg.layout
         if msg.result.error:
             self.notify(visible(msg.result.error, oneline=True), title=f"side {msg.side.upper()} failed", severity="error")

@@ -6,11 +6,13 @@ and scores finding that section's body, so it needs no labelled queries. It runs
 query pane's embedder and store (``SearchSession.probe``): a local Qdrant folder can be opened once per process,
 and the session's lock keeps the store to one caller at a time. Its phase, counts, rate and time left show from
 the first second; ctrl+x stops it and keeps the strategies that finished. Enter on a missed section closes the
-view and opens it in the source, under the strategy that missed it, with the chunk it was judged on selected.
+view and opens it in the source, under the strategy that missed it, with the chunk it was judged on selected;
+] and [ jump to the next and previous strategy's misses (a real book lists hundreds per strategy).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +31,7 @@ from ...chunk import ParamError, UnknownStrategy
 from ...safe_text import visible
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree
-from ...progress import CancelToken, Phase
+from ...progress import CancelToken, Phase, format_seconds
 from ...progress import Progress as WorkProgress
 from ...wording import plural
 from ..search import Expected, SearchSession, install_hint, measuring, progress_text
@@ -87,7 +89,7 @@ class Missed:
     line: int
     heading: str
     query: str
-    start: int  # the section body's offsets: where to go when no chunk was judged
+    start: int  # where the section's body starts: where to go when no chunk was judged
     reason: str
     rank: int | None
     detail: str
@@ -125,14 +127,52 @@ def missed_text(m: Missed) -> Text:
     return t
 
 
+#: Option id prefix of a strategy's line in the missed list (the misses under it are ``miss-N``).
+GROUP_PREFIX = "group-"
+
+
 class MissedList(OptionList):
-    """The sections each strategy missed; Enter opens one in the source (said in the footer)."""
+    """The sections each strategy missed, under a line per strategy; Enter opens one in the source, ] and [ jump
+    between the strategies (said in the footer)."""
+
+    # Room for two misses even on a 24-row terminal (the metric table above gives rows back, and scrolls).
+    DEFAULT_CSS = """
+    MissedList { height: 1fr; min-height: 6; }
+    """
 
     BINDINGS = [
         Binding("enter", "select", "Open in source", id="evaluation.open-missed",
                 tooltip="close this view and open the section in the source, under the strategy that missed it, "
                         "with the chunk it was judged on selected and expected for its question"),
+        Binding("right_square_bracket", "jump_group(1)", "Next strategy", id="evaluation.next-strategy",
+                tooltip="the first miss of the next strategy (after the last one: the first strategy again)"),
+        Binding("left_square_bracket", "jump_group(-1)", "Prev strategy", id="evaluation.prev-strategy",
+                tooltip="the first miss of the previous strategy (before the first one: the last strategy)"),
     ]
+
+    def group_starts(self) -> list[int]:
+        """The option index of each strategy's first miss (a strategy with no miss has none)."""
+        starts = []
+        for i, option in enumerate(self.options[:-1]):
+            if option.id and option.id.startswith(GROUP_PREFIX) and not self.options[i + 1].disabled:
+                starts.append(i + 1)
+        return starts
+
+    def action_jump_group(self, direction: int) -> None:
+        """Highlight the first miss of the next (1) or previous (-1) strategy, its line shown above it."""
+        starts = self.group_starts()
+        if not starts:
+            return
+        here = self.highlighted
+        # The group holding the highlight: the last one starting at or before it (-1: none is highlighted).
+        current = -1 if here is None else sum(1 for s in starts if s <= here) - 1
+        if direction > 0:
+            target = starts[(current + 1) % len(starts)]
+        else:
+            target = starts[current - 1] if current >= 1 else starts[-1]
+        self.highlighted = target
+        self.scroll_to_highlight(top=True)
+        self.scroll_to(y=max(self.scroll_y - 1, 0), animate=False, immediate=True)  # the strategy's own line
 
 
 def probe_header(result: Any) -> str:
@@ -159,8 +199,7 @@ class EvaluationScreen(Screen):
         Binding("r", "rerun", "Run again", id="evaluation.rerun",
                 tooltip="run the probe again on the same columns: the strategy in force when this view opened "
                         "and each configured preset"),
-        # Priority: the tables would otherwise keep ctrl+x to themselves.
-        Binding("ctrl+x", "stop", "Stop", id="evaluation.stop", priority=True,
+        Binding("ctrl+x", "stop", "Stop", id="evaluation.stop",
                 tooltip="stop the probe between batches; the strategies that finished stay in the table (their "
                         "vectors and points are kept, so running it again starts where it stopped)"),
         Binding("m", "focus_missed", "Missed", id="evaluation.missed",
@@ -197,6 +236,8 @@ class EvaluationScreen(Screen):
         self._cancel: CancelToken | None = None
         self._progress: WorkProgress | None = None
         self._stopping = False
+        #: When the probe was started (the time it took is said with its result, model loading included).
+        self._started = time.monotonic()
         #: The misses listed, by option id.
         self._missed: list[Missed] = []
 
@@ -220,7 +261,8 @@ class EvaluationScreen(Screen):
             self.notify(visible(p, oneline=True), title="preset skipped", severity="warning")
         self.action_rerun()
         self.query_one("#eval-table", DataTable).focus()
-        # Between the core's reports (a batch of long chunks takes seconds), elapsed time and rate move on.
+        # Until a step has a rate (the model loading, a first batch of long chunks: seconds), the status line says
+        # how long it has run, redrawn each second.
         self.set_interval(1.0, self._tick, name="probe status")
 
     # --- the probe ---------------------------------------------------------------------------------------------
@@ -231,6 +273,7 @@ class EvaluationScreen(Screen):
             Text(f"probing {plural(len(self.strategies), 'strategy', 'strategies')} ({visible(names, oneline=True)})",
                  style="bold"))
         self._progress = WorkProgress(Phase.PROBE, 0, len(self.strategies), unit="strategies")
+        self._started = time.monotonic()
         self._stopping = False
         self.query_one("#eval-progress", ProgressBar).display = True
         self._show_progress()
@@ -281,14 +324,17 @@ class EvaluationScreen(Screen):
         if p is None:
             return
         whole = p.outer or p
-        step = p.fraction if p.outer is not None and p.phase not in (Phase.LOAD, Phase.CHUNK) else 0.0
         bar = self.query_one("#eval-progress", ProgressBar)
-        bar.update(total=max(whole.total, 1) * 100, progress=int((whole.done + step) * 100))
+        if p.phase is Phase.LOAD:
+            bar.update(total=None, progress=0)  # one thing loading, of unknown length: the bar moves, no false 0%
+        else:
+            step = p.fraction if p.outer is not None and p.phase is not Phase.CHUNK else 0.0
+            bar.update(total=max(whole.total, 1) * 100, progress=int((whole.done + step) * 100))
         line = Text(progress_text(p), style="italic")
         if self._stopping:
             line.append("  stopping after this batch…", style="bold #e5c07b")
         else:
-            line.append("  (ctrl+x stops; the strategies that finished stay)", style="dim")
+            line.append("  (ctrl+x stops)", style="dim")
         self.query_one("#eval-status", Static).update(line)
         self.refresh_bindings()
 
@@ -299,11 +345,12 @@ class EvaluationScreen(Screen):
         status = self.query_one("#eval-status", Static)
         if r.cancelled:
             done = ", ".join(o.label for o in r.outcomes) or "none"
-            status.update(Text(f"stopped: {len(r.outcomes)} of {len(self.strategies)} strategies finished "
+            of = plural(len(self.strategies), "strategy", "strategies")
+            status.update(Text(f"stopped: {len(r.outcomes)} of {of} finished "
                                f"({visible(done, oneline=True)}); r runs it again (what was embedded is kept)",
                                style="bold #e5c07b"))
         else:
-            status.update(Text(f"done in {r.seconds:.1f} s", style="dim"))
+            status.update(Text(f"done in {format_seconds(time.monotonic() - self._started)}", style="dim"))
         self._stopping = False
         self.refresh_bindings()
         header = self.query_one("#eval-header", Static)
@@ -344,14 +391,14 @@ class EvaluationScreen(Screen):
         total = len(result.sections)
         counts = ", ".join(f"{visible(o.label, oneline=True)} {o.misses}" for o in result.outcomes)
         title.update(Text.assemble(("missed sections", "bold"), f" of {total} ({counts})",
-                                   (" — m goes to the list, Enter opens one in the source" if self._missed else "",
-                                    "dim")))
+                                   (" — m goes to the list, Enter opens one in the source, ] and [ jump between "
+                                    "strategies" if self._missed else "", "dim")))
         options: list[Option] = []
         at = 0
-        for o in result.outcomes:
+        for g, o in enumerate(result.outcomes):
             mine = [m for m in self._missed if m.resolved.label == o.label]
             options.append(Option(Text(f"{visible(o.label, oneline=True)}: {plural(len(mine), 'section')} missed "
-                                       f"of {total}", style="bold #e5c07b"), disabled=True))
+                                       f"of {total}", style="bold #e5c07b"), id=f"{GROUP_PREFIX}{g}", disabled=True))
             for m in mine:
                 options.append(Option(missed_text(m), id=f"miss-{at}"))
                 at += 1
@@ -366,7 +413,7 @@ class EvaluationScreen(Screen):
 
     @on(OptionList.OptionSelected, "#eval-missed")
     def _missed_chosen(self, event: OptionList.OptionSelected) -> None:
-        """Enter on a miss: leave with it; the explorer opens it (see `missed_jump`)."""
+        """Enter on a miss: leave with it; the explorer opens it (`ExplorerScreen.show_missed`)."""
         event.stop()
         oid = event.option.id
         if not oid or not oid.startswith("miss-"):
@@ -426,22 +473,17 @@ def _fmt(v: float | int) -> str:
     return str(v) if isinstance(v, int) else f"{v:.3f}"
 
 
-def missed_jump(missed: Missed, doc: Any) -> tuple[Any, Expected | None]:
-    """Where Enter on a miss goes: the section in its file, the chunk the miss was judged on (cut by the strategy
-    that missed it) selected, and that chunk expected for the section's question (None when no chunk was judged).
+def judged_expectation(missed: Missed, doc: Any) -> Expected | None:
+    """The chunk a miss was judged on, as an expectation for the section's question (what Enter on a miss marks
+    in the explorer); None when no chunk was judged, or the file changed since and that chunk is gone.
 
-    The file is cut here (one file, milliseconds) so the expectation names the chunk's index and line.
+    The file is cut here with the strategy that missed it (one file: milliseconds), for the chunk's index and line.
     """
-    from .explorer import Jump
-
     if missed.chunk is None:
-        line = missed.line
-        return Jump(missed.path, missed.start, line), None
-    start, end = missed.chunk
+        return None
     cut = cut_file(doc, missed.resolved)
-    chunk = next((c for c in cut.chunks if (c.start, c.end) == (start, end)), None)
-    if chunk is None:  # the file changed since the probe: the chunk holding the section's body
-        return Jump(missed.path, start, None, None, end), None
-    expected = Expected(chunk.path, chunk.start, chunk.end, chunk.index, chunk.start_line, missed.resolved.label,
-                        question=missed.query)
-    return Jump(missed.path, start, None, chunk.index, end), expected
+    chunk = next((c for c in cut.chunks if (c.start, c.end) == missed.chunk), None)
+    if chunk is None:
+        return None
+    return Expected(chunk.path, chunk.start, chunk.end, chunk.index, chunk.start_line, missed.resolved.label,
+                    question=missed.query)

@@ -190,6 +190,8 @@ class ExplorerScreen(Screen):
         self.docs = tree
         self.config = config
         self.search = SearchSession(tree, config)
+        if resolved.search:  # a preset naming its search mode (what tune chose) opens the query pane in it
+            self.search.search_mode = resolved.search
         self.set_reactive(ExplorerScreen.resolved, resolved)
         #: The chunk to select once that file's chunks are shown.
         self._pending_jump: Jump | None = None
@@ -333,7 +335,7 @@ class ExplorerScreen(Screen):
         chapter = chapter_of(doc)
         if worker.is_cancelled:
             return
-        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, line_colours(doc))
+        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, line_colours(doc), notes_pending=True)
         self.post_message(self.FileChunked(first, layout, reason, chapter))
 
     @work(thread=True, exclusive=True, group="file-complete", exit_on_error=False, name="counting word pieces")
@@ -698,7 +700,7 @@ class ExplorerScreen(Screen):
                 self._bind(pane, resolved="resolved", current_path="current_path",
                            current_chapter="current_chapter", expected="expected")
             else:
-                pane = LintPane(id="lint-pane")
+                pane = LintPane(self.search, id="lint-pane")
                 self._bind(pane, result="tree_result")
             await switcher.mount(pane)
         switcher.current = pane_id
@@ -831,7 +833,7 @@ class ExplorerScreen(Screen):
     def show_missed(self, missed: Any) -> None:
         """Enter on a section the probe missed (the evaluation view): the section in the source, cut by the
         strategy that missed it, the chunk the miss was judged on selected and expected for its question."""
-        from .evaluation import missed_jump
+        from .evaluation import judged_expectation
 
         doc = self.docs.get(missed.path) if missed is not None else None
         if doc is None:
@@ -839,11 +841,14 @@ class ExplorerScreen(Screen):
         r = missed.resolved
         if r.fingerprint() != self.resolved.fingerprint() or r.label != self.resolved.label:
             self.set_strategy(r)
-        jump, self.expected = missed_jump(missed, doc)
-        self.open_file(missed.path, jump=jump)
+        self.expected = judged_expectation(missed, doc)
+        # The judged chunk by its span (its index when still the same cut); with none, the section's heading line.
+        start, end = missed.chunk or (missed.start, None)
+        index = self.expected.index if self.expected is not None else None
+        self.open_file(missed.path, jump=Jump(missed.path, start, None if missed.chunk else missed.line, index, end))
         self.query_one(SourceView).focus()
         said = "its chunk is selected and expected for that question (/ asks it)" if self.expected else \
-            "no chunk of it holds the section's body"
+            "its section is shown (no chunk of it was judged)"
         self.notify(f"{visible(r.label, oneline=True)} missed “{visible(missed.heading, oneline=True)}” "
                     f"({visible(missed.reason, oneline=True)}): {said}.", title="probe miss", markup=False)
 

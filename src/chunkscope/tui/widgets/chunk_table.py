@@ -130,7 +130,7 @@ class ChunkTable(DataTable):
     def _set_columns(self, widths: dict[str, int]) -> None:
         self.clear(columns=True)
         self._widths = widths
-        labels = dict((key, label) for label, key in COLUMNS)
+        labels = {key: label for label, key in COLUMNS}
         for key, width in widths.items():
             self.add_column(labels[key], key=key, width=width)
 

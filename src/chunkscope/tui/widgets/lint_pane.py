@@ -1,5 +1,6 @@
 """The tree's lint findings, errors first in reading order or grouped by file (worst file first), filtered by rule
-and severity; Enter jumps to the line."""
+and severity; Enter jumps to the line. Key ``m`` adds the rules that read the chunks' embeddings (hub, orphan,
+near-duplicate): the tree is indexed and its neighbourhoods found in a worker, and their findings join the list."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -15,11 +16,15 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Checkbox, OptionList, Select, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from ...file_report import group_by_file
+from ...progress import CancelToken, Cancelled, ProgressFn
+from ...progress import Progress as WorkProgress
 from ...safe_text import visible
 from ...wording import plural
-from ..session import TreeResult, lint_module
+from ..search import SearchSession, install_hint, progress_text
+from ..session import TreeResult
 from .state_checkbox import StateCheckbox
 
 SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5c07b")}
@@ -32,6 +37,45 @@ def _most_first(counts: Counter[str]) -> list[str]:
     """Rule ids by count, most first, then by name."""
     return sorted(counts, key=lambda r: (-counts[r], r))
 
+
+def embedding_rules() -> list[str]:
+    """The rules that read the chunks' embeddings (`lint.Input.EMBEDDINGS`)."""
+    from ...lint import RULES, Input
+
+    return [r.id for r in RULES.values() if Input.EMBEDDINGS in r.needs]
+
+
+def run_embedding_rules(search: SearchSession, result: TreeResult, on_progress: ProgressFn,
+                        cancel: CancelToken) -> tuple[Any, Any] | None:
+    """Index the tree with the result's strategy (the app's embedder and store), find every chunk's neighbours and
+    lint the result's chunks with the embedding rules: (lint report, neighbourhoods); None when stopped. No
+    Textual here: the pane's worker calls it."""
+    from ...chunk import ChunkedDoc
+    from ...lint import lint_tree
+    from ...neighbours import StoredEmbeddings
+
+    resolved = result.resolved
+    if search.index(resolved, on_progress, cancel).cancelled:
+        return None
+    retriever = search.retriever(resolved)
+    tree = search.tree
+    embeddings = StoredEmbeddings(retriever.store, retriever.collection, paths=retriever.scope,
+                                  order=[d.path for d in tree.documents])
+    found = embeddings.load(on_progress, cancel)
+    results = [ChunkedDoc(d, result.entries[d.path].chunks, result.entries[d.path].error)
+               for d in tree.documents if d.path in result.entries]
+    report = lint_tree(tree, resolved, search.config, select=embedding_rules(), results=results, cancel=cancel,
+                       embeddings=embeddings)
+    return report, found
+
+class SpaceFindings:
+    """The embedding rules' findings and the tree result (one cut) they were found for."""
+
+    def __init__(self, result: TreeResult, findings: list[Any]) -> None:
+        self.result = result
+        self.findings = findings
+
+
 class LintPane(Vertical):
     """Findings of the whole tree under the current strategy (from the tree worker's lint run)."""
 
@@ -43,11 +87,16 @@ class LintPane(Vertical):
         Binding("g", "group_by_file", "By file", id="lint.by-file",
                 tooltip="group the findings by file, the file with the most errors first, each under a line with "
                         "its counts; press again for one list in reading order"),
+        Binding("m", "embedding_rules", "Embedding rules", id="lint.embeddings",
+                tooltip="also run hub, orphan and near-duplicate: the tree is indexed with the embedding model and "
+                        "every chunk's nearest chunks found (in the background); press again to hide them"),
     ]
 
     DEFAULT_CSS = """
     LintPane { height: 100%; }
     LintPane #lint-summary { height: auto; padding: 0 1; }
+    LintPane #lint-space { height: auto; padding: 0 1; display: none; }
+    LintPane #lint-space.-shown { display: block; }
     LintPane #lint-filters { height: 1; padding: 0 1; }
     LintPane #lint-rule { width: 44; }
     LintPane #lint-errors-only, LintPane #lint-by-file { border: none; padding: 0 1; height: 1;
@@ -57,6 +106,26 @@ class LintPane(Vertical):
 
     result: reactive[TreeResult | None] = reactive(None, always_update=True)
     """The tree's chunks and lint report (None while the tree worker runs)."""
+
+    class SpaceProgress(Message):
+        """The embedding rules' run moved on; a flood collapses into the latest."""
+
+        def __init__(self, progress: WorkProgress) -> None:
+            super().__init__()
+            self.progress = progress
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LintPane.SpaceProgress)
+
+    class SpaceFound(Message):
+        """The embedding rules' findings for one tree result (``report`` None: stopped; ``problem``: why not)."""
+
+        def __init__(self, result: TreeResult, report: Any = None, found: Any = None, problem: str | None = None):
+            super().__init__()
+            self.result = result
+            self.report = report
+            self.found = found
+            self.problem = problem
 
     class JumpTo(Message):
         """Show a finding's line in the source."""
@@ -70,8 +139,13 @@ class LintPane(Vertical):
         def control(self) -> "LintPane":
             return self.pane
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, search: SearchSession | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        #: The app's embedder and store (None: the embedding rules cannot run here).
+        self._search = search
+        #: Whether the embedding rules are wanted (key ``m``), and their findings with the result they are for.
+        self._embeddings_on = False
+        self._space: SpaceFindings | None = None
         #: Every finding of the report, sorted; ``_findings`` is the part the filter shows (the list's rows).
         self._all: list[Any] = []
         self._findings: list[Any] = []
@@ -91,6 +165,9 @@ class LintPane(Vertical):
                                 tooltip="hide warnings (E toggles)")
             yield StateCheckbox("by file", id="lint-by-file", compact=True,
                                 tooltip="group the findings by file, worst file first (g toggles)")
+            yield StateCheckbox("embedding rules", id="lint-embeddings", compact=True,
+                                tooltip="also run hub, orphan and near-duplicate (indexes the tree; m toggles)")
+        yield Static(id="lint-space")
         yield OptionList(id="findings")
 
     def on_mount(self) -> None:
@@ -171,6 +248,84 @@ class LintPane(Vertical):
         if event.value != self._errors_only:
             self.set_filter(errors_only=event.value)
 
+    @on(Checkbox.Changed, "#lint-embeddings")
+    def _embeddings_toggled(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        if event.value != self._embeddings_on:
+            self.action_embedding_rules()
+
+    # --- the embedding rules -----------------------------------------------------------------------------------
+
+    @property
+    def embeddings_on(self) -> bool:
+        """Whether the embedding rules are asked for (their findings show once their run ends)."""
+        return self._embeddings_on
+
+    def action_embedding_rules(self) -> None:
+        """Key ``m``: run the embedding rules on the tree (and again after each re-cut), or hide them."""
+        self._embeddings_on = not self._embeddings_on
+        if self._embeddings_on:
+            self._start_space()
+        else:
+            self.workers.cancel_group(self, "lint-embeddings")
+            self._space_line(None)
+        self._merge()
+
+    def _start_space(self) -> None:
+        """Run the embedding rules for the result shown, unless its findings are in or it is still being cut."""
+        result = self.result
+        if result is None or (self._space is not None and self._space.result is result):
+            return
+        if self._search is None:
+            self._space_line(Text("The embedding rules need the app's index (not available here).", style="italic"))
+            return
+        self._space_line(Text("Embedding rules: starting…", style="dim italic"))
+        self._embedding_worker(result)
+
+    @work(thread=True, exclusive=True, group="lint-embeddings", exit_on_error=False, name="embedding rules")
+    def _embedding_worker(self, result: TreeResult) -> None:
+        from ...extras import MissingExtra
+
+        worker = get_current_worker()
+        token = CancelToken(poll=lambda: worker.is_cancelled)
+        assert self._search is not None
+        try:
+            done = run_embedding_rules(self._search, result, lambda p: self.post_message(self.SpaceProgress(p)),
+                                       token)
+        except Cancelled:
+            done = None
+        except MissingExtra as exc:
+            self.post_message(self.SpaceFound(result, problem=install_hint(exc, "Running the embedding rules")))
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.SpaceFound(result, *(done or (None, None))))
+
+    def on_lint_pane_space_progress(self, msg: "LintPane.SpaceProgress") -> None:
+        if self._embeddings_on and any(w.group == "lint-embeddings" and w.is_running for w in self.workers):
+            self._space_line(Text("Embedding rules: " + progress_text(msg.progress), style="dim"))
+
+    def on_lint_pane_space_found(self, msg: "LintPane.SpaceFound") -> None:
+        if not self._embeddings_on or msg.result is not self.result:
+            return  # hidden meanwhile, or for a cut that is no longer shown
+        if msg.problem is not None or msg.report is None:
+            self._space_line(Text(visible(msg.problem or "Embedding rules: stopped.", oneline=True), style="italic"))
+            return
+        self._space = SpaceFindings(msg.result, list(msg.report.findings))
+        found = msg.found
+        skew = found.skewness
+        measure = f"k-occurrence skewness {skew:.2f}" if skew is not None else "k-occurrence skewness not defined"
+        counts = Counter(f.rule for f in msg.report.findings)
+        self._space_line(Text(
+            f"Embedding space ({plural(len(found.points), 'chunk')}, k={found.k}): {measure} (hubness, "
+            f"Radovanović et al. 2010) · {plural(counts['hub'], 'hub')}, {plural(counts['orphan'], 'orphan')}, "
+            f"{plural(counts['near-duplicate'], 'near-duplicate')}", style="dim"))
+        self._merge()
+
+    def _space_line(self, text: Text | None) -> None:
+        line = self.query_one("#lint-space", Static)
+        line.update(text or "")
+        line.set_class(text is not None, "-shown")
+
     @on(Checkbox.Changed, "#lint-by-file")
     def _grouping_toggled(self, event: Checkbox.Changed) -> None:
         event.stop()
@@ -185,12 +340,22 @@ class LintPane(Vertical):
     def watch_result(self, result: TreeResult | None) -> None:
         if not self.query("#findings"):
             return  # not composed yet: on_mount fills it
+        if self._embeddings_on:
+            self._start_space()  # a new cut: its own neighbourhoods (the index catches up on what changed)
+        self._merge()
+
+    def _merge(self) -> None:
+        """The result's findings, with the embedding rules' when they are wanted and were found for this cut."""
+        result = self.result
         self._all = []
         report = result.lint if result is not None and not result.lint_error else None
         if report is not None:
+            found = list(report.findings)
+            space = self._space
+            if self._embeddings_on and space is not None and space.result is result:
+                found += space.findings
             order = {p: i for i, p in enumerate(result.entries)}
-            self._all = sorted(report.findings,
-                               key=lambda f: (f.severity != "error", order.get(f.path, 1 << 30), f.line))
+            self._all = sorted(found, key=lambda f: (f.severity != "error", order.get(f.path, 1 << 30), f.line))
         self._show()
 
     def _show(self) -> None:
@@ -209,9 +374,6 @@ class LintPane(Vertical):
             # The list's rows index `_findings`: in grouped order, so Enter on a row finds its finding.
             self._findings = [f for _, fs in groups for f in fs]
         self._sync_filter_widgets(rule)
-        if lint_module() is None:
-            summary.update(Text("Lint is not available in this build (chunkscope.lint is missing).", style="italic"))
-            return
         if result is None:
             summary.update(Text("Linting the tree…", style="dim italic"))
             return
@@ -270,13 +432,18 @@ class LintPane(Vertical):
             (f"{warnings} warnings", "bold #e5c07b" if warnings else ""),
         )
         filtered = rule != ALL_RULES or self._errors_only
+        # Counted over every finding listed (the embedding rules' included), not only the tree run's report.
+        all_errors = sum(1 for f in self._all if f.severity == "error")
         if filtered:
             what = " and ".join(x for x in (f"rule {rule}" if rule != ALL_RULES else "",
                                             "errors only" if self._errors_only else "") if x)
-            head.append(f" shown ({what}; {report.errors} errors, {report.warnings} warnings in all)", style="dim")
+            head.append(f" shown ({what}; {all_errors} errors, {len(self._all) - all_errors} warnings in all)",
+                        style="dim")
         head.append(f" with {result.resolved.label}")
-        if report.by_rule and not filtered:
-            head.append("  ·  " + ", ".join(f"{k} {v}" for k, v in report.by_rule.items()), style="dim")
+        by_rule = Counter(f.rule for f in self._all)
+        if by_rule and not filtered:
+            listed = [k for k in report.by_rule if k in by_rule] + sorted(set(by_rule) - set(report.by_rule))
+            head.append("  ·  " + ", ".join(f"{k} {by_rule[k]}" for k in listed), style="dim")
         if report.failed:
             head.append(f"  ·  {len(report.failed)} files could not be chunked", style="red")
         return head
@@ -292,7 +459,8 @@ class LintPane(Vertical):
             select.set_options(choices)
             select.value = rule
             select.mutate_reactive(Select.value)  # the shown label carries a count that may have changed
-        for box_id, value in (("#lint-errors-only", self._errors_only), ("#lint-by-file", self._by_file)):
+        for box_id, value in (("#lint-errors-only", self._errors_only), ("#lint-by-file", self._by_file),
+                              ("#lint-embeddings", self._embeddings_on)):
             check = self.query_one(box_id, Checkbox)
             if check.value != value:
                 with check.prevent(Checkbox.Changed):

@@ -1,8 +1,13 @@
 """Ask the docs: a question, the ranked hits with the threshold drawn between kept and filtered, and the
 verdict on the chunk you expected. The first question (Enter) indexes the tree in the background (its phase,
 counts, rate and time left shown from the start; ctrl+x stops it); once the index is ready, results follow as you
-type. The results say which question and strategy made them, and say so when the strategy has changed since; an
-expected chunk belongs to one question and is dropped when another is asked.
+type. The results say which question, strategy and search mode made them, and say so when the strategy has changed
+since; an expected chunk belongs to one question and is dropped when another is asked.
+
+Under the question, the retrieval being reproduced: the embedder, the search mode (ctrl+s cycles dense, keyword
+and hybrid and asks again: every collection serves all three) and the score threshold with where it comes from
+(ctrl+t goes to it; ↑/↓ step it, Enter takes a typed value; a change re-marks the hits shown at once, their scores
+are known, and holds for the next questions).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import snippet, visible
 from ...config import ResolvedStrategy
+from ...search_modes import SEARCH_MODES
 from ...progress import CancelToken, Phase
 from ...progress import Progress as WorkProgress
 from ..debounce import DEBOUNCE_SECONDS
@@ -44,7 +50,11 @@ class HitList(OptionList):
 
 #: Said after the indexing line: the key that stops it (bound here and, for a closed pane, app-wide).
 STOP_HINT = "ctrl+x stops"
-#: Seconds between redraws of the indexing line while no report comes (the elapsed time and rate move on).
+#: How far ↑/↓ move the threshold (cosine scores: MiniLM's right answers scored 0.455-0.841 on the Rust book).
+THRESHOLD_STEP = 0.05
+#: Why the threshold does not apply in the other modes: their scores are no cosines.
+MODE_SCORES = {"keyword": "BM25 scores", "hybrid": "fused ranks"}
+#: Seconds between redraws of the indexing line while its step has no rate yet (the time it has run moves on).
 TICK_SECONDS = 1.0
 
 
@@ -71,14 +81,33 @@ class QueryPane(Vertical):
         Binding("ctrl+x", "cancel_index", "Stop indexing", id="query.cancel-index", priority=True,
                 tooltip="stop indexing between batches; what is written is kept and the next question resumes "
                         "where it stopped"),
+        # Priority: these work from the question field, where a letter would be typed.
+        Binding("ctrl+s", "cycle_search", "Search mode", id="query.search-mode", priority=True,
+                tooltip="dense (the embedder's vectors) → keyword (BM25) → hybrid (both, fused by rank): asks the "
+                        "question again in the new mode (every collection serves all three: nothing is re-indexed)"),
+        Binding("ctrl+t", "focus_threshold", "Threshold", id="query.threshold", priority=True,
+                tooltip="go to the score threshold: ↑/↓ step it, Enter takes a typed value, an empty field "
+                        "goes back to the config's or the embedder's own; the hits shown are re-marked at once"),
+        # Only while the threshold field has focus (see `check_action`): elsewhere ↑/↓ move as they always do.
+        Binding("up", f"step_threshold({THRESHOLD_STEP})", f"Threshold +{THRESHOLD_STEP}", id="query.threshold-up",
+                priority=True, tooltip="raise the score threshold (dense search): fewer hits pass"),
+        Binding("down", f"step_threshold({-THRESHOLD_STEP})", f"Threshold -{THRESHOLD_STEP}",
+                id="query.threshold-down", priority=True,
+                tooltip="lower the score threshold (dense search): more hits pass"),
     ]
 
     DEFAULT_CSS = """
     QueryPane { height: 100%; }
     QueryPane #query-row { height: 1; }
     QueryPane #query-input { width: 1fr; }
+    QueryPane #controls-row { height: 1; }
+    QueryPane #search-info { width: auto; padding: 0 0 0 1; }
+    QueryPane #threshold-input { width: 8; }
+    QueryPane #threshold-input.-off { color: $text-muted; }
+    QueryPane #threshold-input.-invalid { color: $error; }
+    QueryPane #threshold-source { width: 1fr; padding: 0 1; color: $text-muted; }
     QueryPane Checkbox { border: none; padding: 0 1; height: 1; background: transparent; }
-    QueryPane #index-row { height: 1; display: none; }
+    QueryPane #index-row { height: auto; max-height: 2; display: none; }
     QueryPane #index-row.-busy { display: block; }
     QueryPane #index-progress { width: 30%; max-width: 40; }
     QueryPane #index-status { width: 1fr; padding: 0 1; color: $text-muted; }
@@ -186,6 +215,12 @@ class QueryPane(Vertical):
                                 tooltip="only chunks of the open file")
             yield StateCheckbox("this chapter only", id="filter-chapter", compact=True,
                                 tooltip="only chunks of the open file's chapter")
+        with Horizontal(id="controls-row"):
+            yield Static(self._search_info(), id="search-info")
+            yield Input(self._threshold_value(), placeholder="none", compact=True, id="threshold-input",
+                        tooltip="the score threshold: hits under it are filtered out, not sent to the model "
+                                "(↑/↓ step it, Enter takes a typed value, empty: the default)")
+            yield Static(id="threshold-source")
         with Horizontal(id="index-row"):
             # The line beside it gives the counts: no percentage (it crowded the line on narrow terminals).
             yield ProgressBar(id="index-progress", show_eta=False, show_percentage=False)
@@ -200,8 +235,9 @@ class QueryPane(Vertical):
     def on_mount(self) -> None:
         self._adopt_expected()
         self._show_verdict()
-        # The indexing line is redrawn each second while a build runs: elapsed time, rate and time left move on
-        # between the store's reports (a batch can take many seconds on a busy CPU).
+        self._show_controls()
+        # Until a step has a rate (the model loading, the first batch: many seconds on a busy CPU), the indexing
+        # line says how long it has run, redrawn each second: it never looks stuck.
         self.set_interval(TICK_SECONDS, self._tick, name="indexing line")
 
     def focus_input(self) -> None:
@@ -215,6 +251,124 @@ class QueryPane(Vertical):
         hits.focus()
         if hits.highlighted is None:
             hits.action_first()  # the first enabled row: a threshold line is never highlighted
+
+    # --- the retrieval reproduced: embedder, search mode, threshold ----------------------------------------------
+
+    def _search_info(self) -> Text:
+        """The embedder and the search mode, left of the threshold field."""
+        spec = self.session.embedder_spec
+        t = Text()
+        if spec is None:
+            t.append("embedder: not usable (the first question says why)", style="bold red")
+        else:
+            t.append(visible(spec.text, oneline=True), style="bold #58a6ff")
+        t.append(" · ", style="dim")
+        t.append(f"{self.session.search_mode} search", style="bold")
+        t.append(" (ctrl+s) · threshold ", style="dim")
+        return t
+
+    def _threshold_value(self) -> str:
+        t = self.session.threshold
+        return "" if t is None else f"{t:g}"
+
+    def _threshold_source(self) -> Text:
+        """Where the threshold in force comes from, and whether it applies to the current search mode."""
+        s = self.session
+        mode = s.search_mode
+        if mode != "dense":
+            return Text(f"does not apply to {mode} search ({MODE_SCORES.get(mode, 'not cosines')}); "
+                        "dense only", style="italic")
+        spec = s.embedder_spec
+        model = visible(spec.text, oneline=True) if spec is not None else "the embedder"
+        origin = s.threshold_origin
+        if origin == "here":
+            words = "set here (empty + Enter: the default)"
+        elif origin == "config":
+            source = s.config.source
+            words = visible(source.name, oneline=True) if source is not None else "the configuration"
+        elif origin == "embedder":
+            words = f"{model}'s own"
+        else:
+            words = f"none: {model} has no measured threshold (type one)"
+        return Text(words + " · ctrl+t ↑↓")
+
+    def _show_controls(self) -> None:
+        """Redraw the embedder, mode and threshold row from the session (the field only when not being typed in)."""
+        if not self.query("#controls-row"):
+            return
+        self.query_one("#search-info", Static).update(self._search_info())
+        box = self.query_one("#threshold-input", Input)
+        box.remove_class("-invalid")
+        box.set_class(self.session.search_mode != "dense", "-off")
+        value = self._threshold_value()
+        if box.value != value:
+            box.value = value
+        self.query_one("#threshold-source", Static).update(self._threshold_source())
+
+    def action_cycle_search(self) -> None:
+        """ctrl+s: the next search mode; the question shown is asked again in it (no re-index: every collection
+        holds dense and keyword vectors)."""
+        modes = list(SEARCH_MODES)
+        now = self.session.search_mode
+        self.session.search_mode = modes[(modes.index(now) + 1) % len(modes)] if now in modes else modes[0]
+        self._show_controls()
+        self._show_results_for()  # "search changed" until the new answer is in
+        self._ask_again()
+
+    def _ask_again(self) -> None:
+        """The question in the box, asked again now when its index is there (a search costs milliseconds)."""
+        question = self.query_one("#query-input", Input).value.strip()
+        resolved = self.resolved
+        if question and not self._unavailable and resolved is not None and self.session.is_indexed(resolved):
+            self._pending = question
+            self._start_search(question, resolved, submitted=False)
+
+    def action_focus_threshold(self) -> None:
+        self.query_one("#threshold-input", Input).focus()
+
+    def action_step_threshold(self, step: float) -> None:
+        """↑/↓ in the threshold field: the value in force (or 0 when there is none) moved by one step."""
+        now = self.session.threshold
+        self._set_threshold(round(min(1.0, max(-1.0, (now or 0.0) + step)), 4))
+
+    @on(Input.Submitted, "#threshold-input")
+    def _threshold_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            self._set_threshold(None)  # back to the configuration's, else the embedder's own
+            return
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not -1.0 <= value <= 1.0:
+            event.input.add_class("-invalid")
+            self.query_one("#threshold-source", Static).update(
+                Text(f"“{visible(text, oneline=True)}” is no cosine score: type a number from -1 to 1",
+                     style="bold red"))
+            return
+        self._set_threshold(value)
+
+    @on(Input.Changed, "#threshold-input")
+    def _threshold_typed(self, event: Input.Changed) -> None:
+        event.stop()  # applied on Enter: half-typed values ("0.") would re-mark the hits at every keystroke
+
+    @on(Input.Blurred, "#threshold-input")
+    def _threshold_left(self, event: Input.Blurred) -> None:
+        self._show_controls()  # a value typed and not entered goes: the field shows the one in force
+
+    def _set_threshold(self, value: float | None) -> None:
+        """A threshold set here (None: back to the default): it holds for the next questions, and the hits shown
+        are re-marked from their scores at once. An expected chunk's verdict is the core's: asked again."""
+        self.session.threshold_override = value
+        self._show_controls()
+        a = self._answer
+        if a is None or a.search_mode != "dense":
+            return
+        self._show_answer(a.with_threshold(self.session.threshold))
+        if a.verdict is not None:
+            self._ask_again()
 
     # --- asking ------------------------------------------------------------------------------------------------
 
@@ -337,9 +491,17 @@ class QueryPane(Vertical):
         # when there are results to go to.
         if action == "cancel_index":
             return self._indexing() and not self._stopping
+        on_threshold = self._threshold_focused()
         if action == "focus_hits":
-            return self._answer is not None and bool(self._answer.hits) and not self.query_one("#hits").has_focus
+            return (self._answer is not None and bool(self._answer.hits) and not self.query_one("#hits").has_focus
+                    and not on_threshold)
+        if action == "step_threshold":
+            # Elsewhere hidden from the footer, and the key goes on to the focused widget (or to "Results").
+            return on_threshold
         return True
+
+    def _threshold_focused(self) -> bool:
+        return bool(self.query("#threshold-input")) and self.query_one("#threshold-input", Input).has_focus
 
     def _status(self, text: str | Text, error: bool = False) -> None:
         st = self.query_one("#query-status", Static)
@@ -367,7 +529,7 @@ class QueryPane(Vertical):
         self._index_cancel = token
         self._stopping = False
         # Until the session's first report: it is opening the store (another task may hold it).
-        self._index_progress = WorkProgress(Phase.LOAD, 0, 1, unit="store", label=f"the index of {resolved.label}")
+        self._index_progress = WorkProgress(Phase.LOAD, 0, 1, unit="store", label="the index")
         self.query_one("#index-row").add_class("-busy")
         self._render_index()
         question = self.query_one("#query-input", Input).value.strip()
@@ -521,9 +683,15 @@ class QueryPane(Vertical):
         elif a.filters.get("chapter"):
             where = f" in chapter {a.filters['chapter']}"
         kept = sum(1 for h in a.hits if h.kept)
+        if a.search_mode != "dense":
+            judged = (f"{plural(len(a.hits), 'hit')}, {a.search_mode} search "
+                      f"({MODE_SCORES.get(a.search_mode, 'not cosines')}: no threshold)")
+        elif a.threshold is None:
+            judged = f"{plural(len(a.hits), 'hit')}, no threshold"
+        else:
+            judged = f"{kept} of {len(a.hits)} hits pass the threshold {a.threshold:g}"
         self._status(Text.assemble(
-            (f"{kept} of {len(a.hits)} hits pass the threshold {a.threshold}", "bold"),
-            f"{visible(where, oneline=True)} · top {a.k} · {a.seconds * 1000:.0f} ms"))
+            (judged, "bold"), f"{visible(where, oneline=True)} · top {a.k} · {a.seconds * 1000:.0f} ms"))
         self._show_results_for()
         # The star marks the chunk this answer's verdict judged, by its span: never its overlap neighbours, and
         # never after the expectation changed (the verdict is the answer's own).
@@ -532,13 +700,13 @@ class QueryPane(Vertical):
         options: list[Option] = []
         for i, h in enumerate(a.hits):
             if not h.kept and not line_drawn and a.threshold is not None:
-                options.append(Option(Text(f"──── threshold {a.threshold} ──── below it: filtered out, not sent "
+                options.append(Option(Text(f"──── threshold {a.threshold:g} ──── below it: filtered out, not sent "
                                            "to the model ────", style="bold #e5c07b"), disabled=True))
                 line_drawn = True
             mine = exp is not None and exp.is_chunk(h.path, h.start, h.end)
             options.append(Option(self._hit_text(h, mine), id=f"hit-{i}"))
         if not line_drawn and a.threshold is not None and a.hits:
-            options.append(Option(Text(f"──── threshold {a.threshold} ──── every hit above passes ────",
+            options.append(Option(Text(f"──── threshold {a.threshold:g} ──── every hit above passes ────",
                                        style="dim #e5c07b"), disabled=True))
         if not a.hits:
             options.append(Option(Text("no hits", style="dim italic"), disabled=True))
@@ -571,10 +739,13 @@ class QueryPane(Vertical):
             return
         changed = made_by is not None and now is not None and made_by.fingerprint() != now.fingerprint()
         t = Text.assemble(("results for ", "dim"), (f"“{visible(a.question, oneline=True)}”", "bold"),
-                          (" from ", "dim"), (strategy_words(made_by, now), "bold #58a6ff"))
+                          (" from ", "dim"), (strategy_words(made_by, now), "bold #58a6ff"),
+                          (" · ", "dim"), (f"{a.search_mode} search", "bold"))
         stale = None
         if changed:
             stale = f"strategy changed to {strategy_words(now, made_by)}"
+        elif a.search_mode != self.session.search_mode:
+            stale = f"search changed to {self.session.search_mode}"
         elif self._stale_reason is not None:
             stale = self._stale_reason
         if stale is not None:
@@ -611,8 +782,10 @@ class QueryPane(Vertical):
             self._expect_question = exp.question
             return
         box = self.query_one("#query-input", Input)
-        if exp.question and not box.value.strip():
-            box.value = exp.question  # set for a question (a probe's missed heading): it waits in the box
+        if exp.question and box.value.strip() != exp.question:
+            # Made for a question (a probe's missed heading, picked in the evaluation view): that question goes
+            # in the box, asked as soon as the index is there.
+            box.value = exp.question
         self._expect_question = exp.question or box.value.strip() or None
 
     def _show_verdict(self) -> None:

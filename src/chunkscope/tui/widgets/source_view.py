@@ -156,7 +156,7 @@ class SourceView(ScrollView, can_focus=True):
                 self._rows = rows = RowMap(layout.text, layout.line_starts, width, notes)
                 self._rows_drawn.clear()
                 rewrapped = True
-            elif rows.notes != notes:
+            elif rows.notes != notes and not layout.notes_pending:
                 self._rows = rows = rows.with_notes(notes)  # only the lines with a note, before or now
                 self._rows_drawn.clear()
                 rewrapped = True

@@ -22,6 +22,10 @@ from ..session import available_strategies, resolve
 from .ordered_input import OrderedInput
 
 
+#: Rows a hidden parameter is moved down by: out of the one-row strip that clips it (`StrategyBar._show_more`).
+HIDDEN_BELOW = 2
+
+
 def param_text(p: Param, value: Any) -> str:
     """A parameter value as the editor shows it (what `Param.coerce` reads back)."""
     if p.type in (list, dict):
@@ -40,8 +44,8 @@ class StrategyBar(Widget):
     """
 
     BINDINGS = [
-        # Tab steps through the parameters itself: one the row hides (out of sight, `_show_more`) is out of
-        # Textual's focus chain, and would be skipped.
+        # Tab steps through the parameters in their order itself: Textual orders the focus chain by where the
+        # widgets are drawn, and a parameter the row hides is drawn below it (`_show_more`).
         Binding("tab", "step_field(1)", "Next field", show=False, id="strategy.next-field",
                 tooltip="the next parameter (the row scrolls to it)"),
         Binding("shift+tab", "step_field(-1)", "Previous field", show=False, id="strategy.previous-field",
@@ -55,7 +59,7 @@ class StrategyBar(Widget):
     StrategyBar .bar-label { padding: 0 1 0 0; color: $text-muted; }
     StrategyBar #strategy-select { width: 26; margin-right: 2; }
     StrategyBar #params-row { height: 1; width: 1fr; }
-    StrategyBar #params { height: 1; width: 1fr; scrollbar-size-horizontal: 0; }
+    StrategyBar #params { height: 1; width: 1fr; overflow-x: hidden; }
     StrategyBar #params-more { width: 7; padding-right: 1; color: $accent; text-style: bold; }
     StrategyBar .param-group { width: auto; height: 1; }
     StrategyBar .param-label { padding: 0 1 0 1; }
@@ -148,10 +152,12 @@ class StrategyBar(Widget):
         """Show only whole parameters, and ``◂``/``▸`` beside them when some are out of sight on either side.
 
         A parameter the row's edge cuts through is hidden rather than drawn in part: fragments of labels and
-        fields (``▼   se``) read as nonsense. Its room stays (it is hidden, not removed), so the row's scroll
-        range, and which parameters fit, never depend on what is hidden. Tab still reaches it
-        (`action_step_field`), and a focused parameter is scrolled into sight whole (`_reveal`). Only a parameter
-        wider than the whole row is drawn in part, when it is being edited (``keep``, else the focused one).
+        fields (``▼   se``) read as nonsense. Its parts are moved below the one-row strip, which clips them: their
+        room stays, so the row's scroll range, and which parameters fit, never depend on what is hidden, and
+        they can still take the focus (Textual refuses it to a widget made invisible), by Tab
+        (`action_step_field`) or from code; a focused parameter is scrolled into sight whole (`_reveal`). Only
+        a parameter wider than the whole row is drawn in part, when it is being edited (``keep``, else the
+        focused one).
         """
         params = self.query_one("#params", HorizontalScroll)
         left_edge = params.scroll_x
@@ -165,12 +171,11 @@ class StrategyBar(Widget):
                 whole = True  # wider than the whole row: the field being edited is shown all the same
             left = left or (not whole and region.x < left_edge)
             right = right or (not whole and region.x >= left_edge)
-            visibility = "visible" if whole else "hidden"
-            # The group's parts are hidden, not the group: a hidden widget has no place on screen to read, and
-            # the group's place is what says whether it fits.
+            # The group's parts are moved, not the group: the group's place is what says whether it fits.
+            offset = (0, 0) if whole else (0, HIDDEN_BELOW)
             for part in group.children:
-                if part.styles.visibility != visibility:
-                    part.styles.visibility = visibility
+                if tuple(part.styles.offset.resolve(part.size, part.size)) != offset:
+                    part.styles.offset = offset
         mark = ("◂" if left else "") + ("▸ tab" if right else "")
         if mark != self._more_text:  # an update lays the bar out again: only on change
             self._more_text = mark
@@ -235,7 +240,9 @@ class StrategyBar(Widget):
         else:
             starts = [g.virtual_region.x for g in params.query_children(".param-group")]
             target = min(x for x in starts if x >= region.right - width)
-        params.scroll_to(x=target, animate=False, immediate=True)
+        # Forced: the strip's overflow is hidden so that only this scrolls it (Textual would centre a focused field,
+        # leaving the row's edges in the middle of its neighbours).
+        params.scroll_to(x=target, animate=False, immediate=True, force=True)
 
     @property
     def editor_ready(self) -> bool:
