@@ -50,7 +50,7 @@ def bow(monkeypatch, tmp_path):
     from chunkscope.cli import cmd_eval_tools, cmd_retrieval
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
-    make = lambda ctx, args: BowEmbedder(tmp_path / "emb")  # noqa: E731
+    make = lambda ctx, args, model=None: BowEmbedder(tmp_path / "emb")  # noqa: E731
     monkeypatch.setattr(cmd_retrieval, "make_embedder", make)
     monkeypatch.setattr(cmd_eval_tools, "make_embedder", make)
 

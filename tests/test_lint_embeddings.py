@@ -138,7 +138,7 @@ def test_lint_embeddings_on_the_command_line(tmp_path, capsys):
                     f"(chunk 0, cosine 0.997) to the embedder"]
     assert lines[-1].startswith("embedding space (all-MiniLM-L6-v2, 4 chunks, k=10): k-occurrence skewness not "
                                 "defined")
-    assert "0 hubs, 0 orphans, 1 near-duplicate;" in lines[-1]
+    assert "1 near-duplicate, 0 hubs, 0 orphans;" in lines[-1]
     assert "recursive: 4 chunks, 4 embedded" in err  # the index was made first, as `index` makes it
     # A second run reuses the stored points: nothing is embedded, so no index line.
     assert main(["lint", str(docs), "--embeddings", "--format", "json"]) == 0
@@ -165,7 +165,7 @@ def test_selecting_an_embedding_rule_without_embeddings_says_it_does_not_run(tmp
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
     assert main(["lint", str(docs), "--select", "hub,oversize"]) == 0
-    assert "chunkscope: note: hub need --embeddings; without it they do not run" in capsys.readouterr().err
+    assert "chunkscope: note: hub runs only with --embeddings" in capsys.readouterr().err
 
 
 # --- embed-truncation in the embedder's own tokens (issue #11) ------------------------------------------------

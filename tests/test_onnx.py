@@ -92,7 +92,7 @@ def export(tmp_path_factory, model_dir) -> Path:
 
 @pytest.fixture(scope="module")
 def encoder(model_dir, export) -> OnnxEncoder:
-    return OnnxEncoder(model_dir, export, batch_size=8)
+    return OnnxEncoder(model_dir, export, threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -137,14 +137,26 @@ def test_order_is_kept_whatever_the_batching(encoder, model_dir, export):
     """Texts are sorted by length into batches: each row must still be its own text's vector, however the
     batches fall (one text at a time is the reference: no padding at all)."""
     one_by_one = np.stack([encoder.encode([t])[0] for t in TEXTS])
-    for batch_size in (1, 3, 64):
-        batched = OnnxEncoder(model_dir, export, batch_size=batch_size).encode(TEXTS)
-        assert _cosines(batched, one_by_one).min() >= 0.99999, batch_size
+    for batch_tokens, threads in ((1, 1), (300, 2), (4096, 1), (4096, 3)):
+        batched = OnnxEncoder(model_dir, export, threads, batch_tokens=batch_tokens).encode(TEXTS)
+        assert _cosines(batched, one_by_one).min() >= 0.99999, (batch_tokens, threads)
     shuffled = list(reversed(TEXTS))
     assert _cosines(encoder.encode(shuffled), one_by_one[::-1]).min() >= 0.99999
     # Distinct texts give distinct vectors (a row copied into the wrong place would show here too).
     sims = one_by_one[5:8] @ one_by_one[5:8].T
     assert sims[0, 1] < 0.99 and sims[1, 2] < 0.99
+
+
+@pytest.mark.model
+def test_batches_hold_texts_of_about_the_same_length_within_the_budget(model_dir, export):
+    lengths = [3, 256, 12, 256, 40, 7, 200, 12, 1, 90]
+    plan = OnnxEncoder(model_dir, export, batch_tokens=512).batches(lengths)
+    assert sorted(i for rows in plan for i in rows) == list(range(len(lengths)))  # each text once
+    flat = [lengths[i] for rows in plan for i in rows]
+    assert flat == sorted(lengths, reverse=True)  # longest first, so a batch pads to its own first text
+    assert all(len(rows) * lengths[rows[0]] <= 512 for rows in plan)
+    assert [len(rows) for rows in plan][:2] == [2, 2]  # 256+256, then 200+90
+    assert OnnxEncoder(model_dir, export, batch_tokens=100).batches([300, 5]) == [[0], [1]]  # too long: alone
 
 
 @pytest.mark.model

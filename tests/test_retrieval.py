@@ -181,7 +181,7 @@ def test_index_query_reindex_and_edit(tmp_path, embedder):
         r2 = Retriever(load_docs(root), SectionsForTest(), embedder, store, "https://ex.org/book")
         rep2 = r2.ensure_indexed()
         assert (rep2.embedded, rep2.upserted, rep2.deleted, rep2.unchanged) == (0, 0, 0, n)
-        assert store.count() == n
+        assert store.count(r2.collection) == n
 
         # Edit: drop the actuators section, rewrite the PID one.
         intro = DOCS["ch01-intro.md"].split("## 1.2 Actuators")[0].rstrip() + "\n"
@@ -190,14 +190,14 @@ def test_index_query_reindex_and_edit(tmp_path, embedder):
         r3 = Retriever(load_docs(root), SectionsForTest(), embedder, store, "https://ex.org/book")
         rep3 = r3.ensure_indexed()
         assert rep3.deleted == 2 and rep3.upserted == 1 and rep3.embedded == 1
-        assert store.count() == len(r3.chunks) == n - 1
+        assert store.count(r3.collection) == len(r3.chunks) == n - 1
         texts = [h.text for h in r3.query("electric motors and gearboxes", k=10, threshold=None)]
         assert not any("gearboxes" in t for t in texts) and not any("PID controller" in t for t in texts)
         assert r3.query("PID loop", k=1)[0].url == "https://ex.org/book/ch03-control#31-pid-control"
         # Another site url changes every payload, never a vector: all rewritten, nothing embedded.
         r4 = Retriever(load_docs(root), SectionsForTest(), embedder, store)
         rep4 = r4.ensure_indexed()
-        assert (rep4.upserted, rep4.embedded, rep4.deleted) == (n - 1, 0, 0) and store.count() == n - 1
+        assert (rep4.upserted, rep4.embedded, rep4.deleted) == (n - 1, 0, 0) and store.count(r4.collection) == n - 1
         assert r4.query("PID loop", k=1)[0].url == "/ch03-control#31-pid-control"
     finally:
         store.close()

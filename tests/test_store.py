@@ -37,8 +37,13 @@ class FakeEmbedder:
     model = "fake-model"
     dim = 16
 
+    loaded = True  # nothing to load: an app asking for the model first gets it at once
+
     def __init__(self) -> None:
         self.seen: list[str] = []
+
+    def load(self) -> "FakeEmbedder":
+        return self
 
     def vector(self, text: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static  # noqa: E402
 
 from chunkscope.tui.screens.evaluation import SWEEP_HINT, EvaluationScreen, evaluation_strategies  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
+from chunkscope.tui.widgets.key_bar import KeyBar  # noqa: E402
 from tests.pilot import make_app, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
@@ -191,3 +192,50 @@ async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with
         assert ex.expected is not None and ex.expected.question == "Meanders"
         assert (ex.expected.start, ex.expected.end, ex.expected.index) == (chunk.start, chunk.end, chunk.index)
         assert ex.resolved.label == "small"
+
+
+async def test_brackets_jump_between_the_strategies_misses(tiny_docs: Path, monkeypatch):
+    """With many misses per strategy, ] and [ go to the first miss of the next and previous strategy, its line in
+    view; a strategy with no miss is passed over, and the ends wrap around."""
+    import chunkscope.tuning as tuning
+    from types import SimpleNamespace
+
+    from chunkscope.tui.screens.evaluation import MissedList
+
+    cfg = parse_config({"strategy": "recursive", "presets": PRESETS})
+    app = make_app(tiny_docs, cfg)
+    headings = ["Delta formation", "Meanders", "Floodplains", "Magma chambers", "Pyroclastic flows"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen) and ex.result is not None,
+                       what="the explorer")
+        embedder = SimpleNamespace(loaded=True, embed=lambda texts, **kw: None)
+        monkeypatch.setattr(ex.search, "retriever", lambda resolved: SimpleNamespace(embedder=embedder, store=None))
+        # recursive misses every section, small none, by-section four.
+        monkeypatch.setattr(tuning, "probe", FakeProbe({
+            "recursive": {h: ("below-k", 9) for h in headings},
+            "by-section": {h: ("below-k", 8) for h in headings[1:]}}))
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, EvaluationScreen) and app.screen.result is not None,
+                       what="the probe's result")
+        screen = app.screen
+        await pilot.press("m")
+        listing = screen.query_one("#eval-missed", MissedList)
+
+        def at() -> tuple[str, str]:
+            """The strategy and heading of the highlighted miss."""
+            m = screen._missed[int(listing.get_option_at_index(listing.highlighted).id[5:])]  # noqa: SLF001
+            return m.resolved.label, m.heading
+
+        assert at() == ("recursive", "Delta formation")
+        await pilot.press("right_square_bracket")
+        assert at() == ("by-section", "Meanders")  # small missed nothing: passed over
+        shown = list_lines(listing)
+        assert "by-section: 4 sections missed of 5" in shown and "recursive" not in shown, shown
+        await pilot.press("right_square_bracket")
+        assert at() == ("recursive", "Delta formation")  # after the last strategy: the first again
+        await pilot.press("left_square_bracket")
+        assert at() == ("by-section", "Meanders")  # before the first: the last
+        await pilot.press("down", "down", "left_square_bracket")
+        assert at() == ("recursive", "Delta formation")  # from inside a group: the previous strategy's first miss
+        assert "Next strategy" in screen.query_one(KeyBar).render().plain

@@ -437,7 +437,8 @@ def test_parse_grid_and_points():
     (["=256"], "--grid '=256': the parameter name is empty"),
     (["chunk_size=256,"], "--grid 'chunk_size=256,': empty value (expected chunk_size=VALUE,VALUE,...)"),
     (["chunk_sise=256"], "--grid 'chunk_sise=256': recursive has no parameter 'chunk_sise' "
-                         "(parameters: chunk_size, chunk_overlap, encoding, separators, embed_prefix)"),
+                         "(parameters: chunk_size, chunk_overlap, encoding, separators, embed_prefix; and the pipeline's "
+                         "search, embedder)"),
     (["chunk_size=256", "chunk_size=512"], "--grid 'chunk_size=512': chunk_size is given twice; list all its values in one --grid"),
     (["chunk_size=big"], "--grid 'chunk_size=big': recursive: chunk_size must be an integer, got 'big'"),
     (["chunk_size=0"], "--grid 'chunk_size=0': recursive: chunk_size must be in 1..100000, got 0"),

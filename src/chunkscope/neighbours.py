@@ -21,16 +21,18 @@ exact search, and memory stays at one vector per chunk. Nothing here imports qdr
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from .progress import Phase, Progress
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .progress import CancelToken, ProgressFn
     from .store import Store, StoredPoint
 
@@ -92,34 +94,38 @@ class Neighbourhoods:
 
     # -- the tree --
 
-    @property
+    @cached_property
     def mean(self) -> float:
         """The mean k-occurrence: k, unless the tree has k chunks or fewer."""
-        return float(np.mean(self.occurrences)) if self.occurrences else 0.0
+        return sum(self.occurrences) / len(self.occurrences) if self.occurrences else 0.0
 
-    @property
+    @cached_property
     def sd(self) -> float:
         """The standard deviation of the k-occurrences (of the whole tree: not an estimate from a sample)."""
-        return float(np.std(self.occurrences)) if self.occurrences else 0.0
+        return math.sqrt(self._moment(2))
 
-    @property
+    def _moment(self, order: int) -> float:
+        """The central moment of the k-occurrences (plain Python: numpy is not imported for lint's sake)."""
+        if not self.occurrences:
+            return 0.0
+        m = self.mean
+        return sum((x - m) ** order for x in self.occurrences) / len(self.occurrences)
+
+    @cached_property
     def skewness(self) -> float | None:
         """Hubness as Radovanović et al. measure it: the third standardised moment of ``N_k``. None when it is
         not defined (every chunk is every other's neighbour, or the tree has fewer than three chunks)."""
-        if len(self.occurrences) < 3:
+        if len(self.occurrences) < 3 or self.sd == 0.0:
             return None
-        x = np.asarray(self.occurrences, dtype=np.float64)
-        sd = x.std()
-        if sd == 0.0:
-            return None
-        return float(np.mean((x - x.mean()) ** 3) / sd**3)
+        return self._moment(3) / self.sd**3
 
-    @property
+    @cached_property
     def hub_threshold(self) -> float:
         """The k-occurrence a hub exceeds: mean + `HUB_SIGMAS` sd, and at least `HUB_SHARE` times k."""
         return max(self.mean + HUB_SIGMAS * self.sd, HUB_SHARE * self.k)
 
     def hubs(self) -> list[int]:
+        """Points whose k-occurrence is over `hub_threshold`."""
         return [i for i, n in enumerate(self.occurrences) if n > self.hub_threshold]
 
     def orphans(self) -> list[int]:

@@ -20,8 +20,9 @@ Choices, each measured with ``bench/bench_onnx.py`` or while writing this module
   faster of the two in ONNX Runtime. Both give the same vectors; ``exporter="dynamo"`` remains available.
 - The model is exported with transformers' plain ("eager") attention, not its SDPA path: SDPA's export traces
   data-dependent branches into constants (TracerWarnings) and ran about 15% slower in ONNX Runtime.
-- Pooling and normalisation are in the graph: the session returns (batch, 384) instead of (batch, length, 384),
-  so nothing of the token states is copied out, and the numpy code stays trivial.
+- Pooling and normalisation are in the graph: the session returns (batch, 384), not (batch, length, 384).
+  Pooling in numpy instead measured the same (within 2% of CPU time), and this keeps the encoder trivial.
+- Each run is single-threaded and small (about 512 word pieces); several run at once (see `OnnxEncoder`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -279,7 +281,7 @@ def export_onnx(model_dir: str | os.PathLike[str], dest: str | os.PathLike[str],
         except Exception as exc:  # noqa: BLE001 - one line for the user
             raise OnnxError(f"{model_dir}: the ONNX export failed: {_first_line(exc)}") from None
 
-        session = _session(tmp, threads=1)
+        session = _session(tmp)
         got = np.concatenate([_run(session, arrays) for arrays in check])
         cosine = float(np.min(np.sum(_unit(got) * _unit(expected), axis=1)))
         if not cosine >= MIN_EXPORT_COSINE:
@@ -396,19 +398,16 @@ def _batch_arrays(encodings: Sequence[Any], pad_id: int) -> tuple[np.ndarray, np
     return ids, mask, types
 
 
-def _session(path: Path, threads: int | None) -> "onnxruntime.InferenceSession":
+def _session(path: Path) -> "onnxruntime.InferenceSession":
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
-    # One operator at a time (a transformer's graph is a chain), each spread over `threads` cores.
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Every run is single-threaded: parallelism comes from running several batches at once (`OnnxEncoder`), which
+    # measured cheaper than splitting each operator over threads (no hand-over between operators, nor threads
+    # spinning between them while the other cores are wanted by the app or another process).
+    opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
-    if threads:
-        opts.intra_op_num_threads = max(1, int(threads))
-    # ONNX Runtime's pool threads otherwise spin between operators, keeping every core busy while one text is
-    # embedded: that CPU is taken from whatever shares the machine (the app's own thread, chunking, another
-    # process), and on a busy two-core machine it made a batch slower, not faster (bench/bench_onnx.py).
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     opts.log_severity_level = 3  # errors only: its warnings about unused initialisers are not the user's business
     try:
         return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
@@ -422,6 +421,14 @@ def _run(session: "onnxruntime.InferenceSession", arrays: tuple[np.ndarray, np.n
     return session.run([OUTPUT_NAME], {k: v for k, v in feeds.items() if k in wanted})[0]
 
 
+def default_threads() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset`` may narrow)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class OnnxEncoder:
     """A model exported by `export_onnx`, run by ONNX Runtime on the CPU: texts in, unit float32 vectors out.
 
@@ -429,32 +436,36 @@ class OnnxEncoder:
     `encode` may be called from several threads at once (ONNX Runtime's ``run`` and the tokenizer are
     thread-safe).
 
+    Texts are tokenized all at once, sorted longest first and cut into batches of about `batch_tokens` word
+    pieces (padding included), so a batch pads only to texts of nearly its own length; the vectors go back in the
+    order given. Each batch runs on one thread, and up to `threads` batches run at once.
+
     Args:
         model_dir: the sentence-transformers folder the file was exported from (its tokenizer.json and
             max_seq_length are used).
         onnx_path: the exported file (`ensure_onnx` gives it).
-        threads: ONNX Runtime's intra-op threads (None: its default, one per physical core). One thread answers
-            a single query nearly as fast as two on a busy machine and leaves the other cores alone.
-        batch_size: texts per session run; texts are sorted by length first, so a batch pads only to the
-            longest of texts of about the same length.
+        threads: batches run at once (None: one per core this process may use). One text, a query, always runs
+            on one thread.
+        batch_tokens: word pieces per run, padding included (a text longer than this runs alone). Small runs
+            keep the activations in the core's cache: on all-MiniLM-L6-v2, 256-512 pieces per run took a third
+            less CPU than 32 texts of 256 (bench/bench_onnx.py, "batching").
 
     Raises:
-        OnnxError: the file or the tokenizer cannot be loaded, or the model's layout is not one `export_onnx`
-            makes.
+        OnnxError: the file or the tokenizer cannot be loaded, or the file is not one `export_onnx` makes.
         ImportError: onnxruntime or tokenizers is not installed (``name`` says which).
     """
 
     def __init__(self, model_dir: str | os.PathLike[str], onnx_path: str | os.PathLike[str],
-                 threads: int | None = None, *, batch_size: int = 32) -> None:
+                 threads: int | None = None, *, batch_tokens: int = 512) -> None:
         t0 = time.perf_counter()
         self.model_dir = Path(model_dir)
         self.onnx_path = Path(onnx_path)
         pipeline = read_pipeline(self.model_dir)
         self.max_seq_length = pipeline.max_seq_length
-        self.batch_size = max(1, int(batch_size))
-        self.threads = threads
+        self.threads = max(1, int(threads)) if threads else default_threads()
+        self.batch_tokens = max(1, int(batch_tokens))
         self._tokenizer = _load_tokenizer(pipeline.transformer_dir, self.max_seq_length)
-        self._session = _session(self.onnx_path, threads)
+        self._session = _session(self.onnx_path)
         outputs = {o.name: o.shape for o in self._session.get_outputs()}
         inputs = {i.name for i in self._session.get_inputs()}
         shape = outputs.get(OUTPUT_NAME)
@@ -468,20 +479,46 @@ class OnnxEncoder:
         self.encode_seconds = 0.0
 
     def __repr__(self) -> str:
-        return f"OnnxEncoder({str(self.onnx_path)!r}, dim={self.dim})"
+        return f"OnnxEncoder({str(self.onnx_path)!r}, dim={self.dim}, threads={self.threads})"
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """The runs `encode` makes for texts of these word-piece lengths: indices, longest texts first."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        out: list[list[int]] = []
+        j = 0
+        while j < len(order):
+            n = max(1, self.batch_tokens // max(1, lengths[order[j]]))  # the first is the batch's longest
+            out.append(order[j:j + n])
+            j += n
+        return out
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised float32 vectors, one row per text, in the order given (shape ``(len(texts), dim)``)."""
+        """L2-normalised float32 vectors, one row per text, in the order given (shape ``(len(texts), dim)``).
+
+        Raises:
+            OnnxError: ONNX Runtime failed on a batch.
+        """
         t0 = time.perf_counter()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if texts:
             encodings = self._tokenizer.encode_batch(list(texts))
-            # Longest first: equal lengths share a batch, and the largest batch (the memory peak) comes first.
-            order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
-            for j in range(0, len(order), self.batch_size):
-                rows = order[j:j + self.batch_size]
+            batches = self.batches([len(e.ids) for e in encodings])
+
+            def run(rows: list[int]) -> None:
                 arrays = _batch_arrays([encodings[i] for i in rows], self._tokenizer.pad_id)
-                out[rows] = _run(self._session, arrays)
+                try:
+                    out[rows] = _run(self._session, arrays)
+                except Exception as exc:  # noqa: BLE001 - one line for the user
+                    raise OnnxError(f"{self.onnx_path}: ONNX Runtime failed: {_first_line(exc)}") from None
+
+            workers = min(self.threads, len(batches))
+            if workers <= 1:
+                for rows in batches:
+                    run(rows)
+            else:
+                # ONNX Runtime lets go of the GIL while it runs, so these threads compute in parallel.
+                with ThreadPoolExecutor(workers, thread_name_prefix="chunkscope-onnx") as pool:
+                    list(pool.map(run, batches))
         elapsed = time.perf_counter() - t0
         with self._lock:
             self.encode_seconds += elapsed

@@ -78,7 +78,7 @@ class OnnxMiniLMEncoder:
             t0 = time.perf_counter()
             try:
                 path = ensure_onnx(self.model_dir, self.cache_dir or cache_home())
-                self._encoder = OnnxEncoder(self.model_dir, path, self.threads, batch_size=self.batch_size)
+                self._encoder = OnnxEncoder(self.model_dir, path, self.threads)
             except OnnxError as exc:
                 raise EmbedError(f"{self.spec.text}: {exc}") from None
             except ImportError as exc:  # onnxruntime missing, or torch for the first export

@@ -15,9 +15,21 @@ if TYPE_CHECKING:
 
 #: Bytes per vector component (float32), as the seeds' estimate counts: vectors × dimensions × 4.
 FLOAT_BYTES = 4
-#: The store keeps, beside each payload, the signature that tells it whether a point is up to date (a SHA-1 hex).
+#: The store keeps, beside each payload, the signature that tells it whether a point is up to date: a SHA-1 hex,
+#: then "/" and the mean chunk length (in terms, six digits) its keyword weights were computed with
+#: (`chunkscope.sparse`), so a partial load can reuse it. Fixed width, so storage estimates stay exact.
 SIGNATURE_KEY = "sig"
-_SIGNATURE_PLACEHOLDER = "0" * 40
+_SIGNATURE_PLACEHOLDER = "0" * 40 + "/000000"
+
+
+def signature(digest: str, avgdl: float) -> str:
+    return f"{digest}/{min(int(avgdl), 999_999):06d}"
+
+
+def signature_avgdl(sig: str) -> float | None:
+    """The mean length a stored signature records (None for one without it)."""
+    _, sep, tail = sig.partition("/")
+    return float(tail) if sep and tail.isdigit() and int(tail) > 0 else None
 
 
 def _jsonable(value: Any) -> Any:

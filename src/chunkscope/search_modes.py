@@ -11,6 +11,9 @@ from __future__ import annotations
 
 SEARCH_MODES = ("dense", "keyword", "hybrid")
 DEFAULT_SEARCH_MODE = "dense"
+#: Dimensions of a sweep or an eval grid that are the retrieval pipeline's, not a strategy's parameters: how
+#: questions are matched, and the embedding model.
+PIPELINE_KEYS = ("search", "embedder")
 
 
 class SearchModeError(ValueError):

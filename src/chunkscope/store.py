@@ -35,7 +35,7 @@ from .extras import STORE_MODULES, require_extra
 from .progress import CancelToken, Phase, Progress, ProgressFn
 from .search_modes import DEFAULT_SEARCH_MODE, check_search_mode
 from .sparse import Bm25Encoder, average_length
-from .payload import SIGNATURE_KEY, chunk_payload
+from .payload import SIGNATURE_KEY, chunk_payload, signature, signature_avgdl
 from .paths import cache_home
 
 if TYPE_CHECKING:
@@ -222,14 +222,13 @@ def point_id(path: str, start: int, end: int, text: str, owner: str = "") -> str
     return str(uuid.uuid5(POINT_NAMESPACE, f"{owner}\x00{key}" if owner else key))
 
 
-def payload_sig(payload: Mapping[str, Any], embed_text: str, model_id: str, avgdl: float | None = None) -> str:
+def payload_sig(payload: Mapping[str, Any], embed_text: str, model_id: str, avgdl: float) -> str:
     """What a stored point must match to be left alone: its payload, the text embedded, the model, and the
-    collection's mean length its keyword weights were computed with (see `chunkscope.sparse`)."""
+    collection's mean length its keyword weights were computed with (see `chunkscope.sparse`), which the
+    signature also records in the clear (`chunkscope.payload.signature`)."""
     h = hashlib.sha1(json.dumps(payload, sort_keys=True).encode())
     h.update(b"\x00" + hashlib.sha256(embed_text.encode("utf-8")).digest() + model_id.encode())
-    if avgdl is not None:
-        h.update(f"\x00bm25:{avgdl:g}".encode())
-    return h.hexdigest()
+    return signature(h.hexdigest(), avgdl)
 
 
 def parse_filter_value(value: Any) -> list[Any]:
@@ -564,10 +563,12 @@ class Store:
         name = collection
         if name not in self._dims:
             self.ensure_collection(name, embedder.dim)
-        # Keyword weights are normalised by the mean chunk length of everything given (the whole tree's chunks).
+        # Keyword weights are normalised by the mean chunk length of the whole tree. A partial load (one file)
+        # keeps the mean its collection was written with, so indexing one file rewrites no other point.
         bm25 = Bm25Encoder()
         terms = {id(c): bm25.terms(c.embed_text) for c in chunks}
-        avgdl = average_length(len(t) for t in terms.values())
+        avgdl = (self._stored_avgdl(name) if scope is not None else None) or average_length(
+            len(t) for t in terms.values())
         if scope is not None:
             chunks = [c for c in chunks if c.path in scope]  # never write what the scope would not delete
         report = IndexReport(collection=name, chunks=len(chunks))
@@ -629,6 +630,12 @@ class Store:
             report.deleted = len(stale)
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _stored_avgdl(self, name: str) -> float | None:
+        """The mean length the collection's keyword weights were computed with (any point says it)."""
+        with self._lock:
+            records, _ = self._c().scroll(name, limit=1, with_payload=[SIGNATURE_KEY], with_vectors=False)
+        return signature_avgdl(str((records[0].payload or {}).get(SIGNATURE_KEY, ""))) if records else None
 
     # -- searching --
 

@@ -118,6 +118,8 @@ class Chunking:
     strategy: str
     params: tuple[tuple[str, Any], ...] = ()
     seed: bool = False
+    #: The parameters its label shows (the first of each setting that moves several together); all when empty.
+    shown: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def param_dict(self) -> dict[str, Any]:
@@ -127,8 +129,10 @@ class Chunking:
     def label(self) -> str:
         if self.seed:
             return f"{self.strategy} (defaults)"
-        shown = [f"{k}={_fmt(v)}" for k, v in self.params if not (k == "embed_prefix" and v == "none")]
-        return " ".join([self.strategy, *shown])
+        names = self.shown or tuple(k for k, _ in self.params)
+        words = [f"{'prefix' if k == 'embed_prefix' else k}={_fmt(v)}" for k, v in self.params
+                 if k in names and not (k == "embed_prefix" and v == "none")]
+        return " ".join([self.strategy, *words])
 
 
 @dataclass(frozen=True)
@@ -160,17 +164,18 @@ def search_space(strategies: Sequence[str] | None = None, prefixes: Sequence[str
     seen: set[tuple[str, tuple[tuple[str, Any], ...]]] = set()
     for name in names:
         axes = list(space.get(name, [])) or [[{}]]
-        combos: list[dict[str, Any]] = [{}]
+        combos: list[tuple[dict[str, Any], tuple[str, ...]]] = [({}, ())]
         for axis in axes:
-            combos = [{**c, **setting} for c in combos for setting in (axis or [{}])]
+            combos = [({**c, **setting}, shown + tuple(setting)[:1]) for c, shown in combos
+                      for setting in (axis or [{}])]
         for prefix in prefixes:
-            for combo in combos:
+            for combo, shown in combos:
                 params = {**combo, "embed_prefix": prefix}
                 key = (name, tuple(params.items()))
                 if key in seen or (not combo and prefix == "none"):
                     continue  # the defaults with no prefix are the seed
                 seen.add(key)
-                out.append(Chunking(name, tuple(params.items())))
+                out.append(Chunking(name, tuple(params.items()), shown=(*shown, "embed_prefix")))
     return seeds + out
 
 
@@ -242,22 +247,17 @@ class Structure:
                 "findings": dict(self.findings)}
 
 
-class _Vectors:
-    """The chunks' vectors for lint rules that compare them (`lint.ChunkEmbeddings`), read from the cache."""
-
-    def __init__(self, chunks: Sequence["Chunk"], vectors: Any) -> None:
-        self._by = {(c.path, c.index): v for c, v in zip(chunks, vectors)}
-
-    def vector(self, path: str, index: int) -> Any:
-        return self._by.get((path, index))
-
-
 def measure_structure(documents: Sequence["Document"], root: Path, chunks: Sequence["Chunk"], strategy: Strategy,
-                      config: "Config | None", embedder: "Embedder") -> Structure:
+                      config: "Config | None", embedder: "Embedder", embeddings: Any = None) -> Structure:
     """The question-free parts of one chunking: unread text (`file_report`), and lint's findings with the
-    configuration's ``[lint]`` settings (rules that need the chunks' vectors get them from the cache)."""
+    configuration's ``[lint]`` settings.
+
+    ``embeddings`` are the chunks' vectors as lint reads them (`neighbours.StoredEmbeddings` of the chunking's
+    collection: the hub and orphan rules need its neighbourhoods); without them those rules are not run and
+    their part is None (not measured), never 0.
+    """
     from .file_report import embed_cuts, unread_chars
-    from .lint import RULES, Input, lint_settings, lint_tree
+    from .lint import RULES, lint_settings, lint_tree
     from .tokens import TokenizerError
 
     by_path: dict[str, list["Chunk"]] = {}
@@ -279,9 +279,7 @@ def measure_structure(documents: Sequence["Document"], root: Path, chunks: Seque
         unread += c_unread
     settings = lint_settings(config)
     enabled = {r for r in settings.enabled if r in RULES}
-    embeddings = None
-    if any(Input.EMBEDDINGS in RULES[r].needs for r in enabled):
-        embeddings = _Vectors(chunks, embedder.embed([c.embed_text for c in chunks]).vectors)
+    graph_known = embeddings is not None and any(r in enabled for r in GRAPH_RULES)
     # A whole (not partial) view of these documents: lint judges them among themselves, as tune asks about them.
     view = DocsTree(root, list(documents), [], partial=False)
     report = lint_tree(view, strategy, config, results=results, embeddings=embeddings)
@@ -294,7 +292,6 @@ def measure_structure(documents: Sequence["Document"], root: Path, chunks: Seque
             graph.add(where)
         elif f.severity == "error":
             errors.add(where)
-    graph_known = any(r in enabled for r in GRAPH_RULES)
     return Structure(len(chunks), chars, unread if unread_known else None, len(off), len(errors),
                      len(graph) if graph_known else None, dict(report.by_rule))
 
@@ -459,6 +456,20 @@ class TuneResult:
             return None
         seeds = [t for t in self.on_rung(best.rung) if t.candidate.chunking.seed]
         return seeds[0] if seeds else None
+
+    def comparison(self) -> tuple[Trial, Trial] | None:
+        """The winner and the best seed on the highest rung that measured both (the winner's own rung unless
+        the budget ended before the seed got there); None when no seed was measured."""
+        best = self.best
+        if best is None:
+            return None
+        for rung in range(best.rung, -1, -1):
+            trials = self.on_rung(rung)
+            mine = next((t for t in trials if t.candidate == best.candidate), None)
+            seed = next((t for t in trials if t.candidate.chunking.seed), None)
+            if mine is not None and seed is not None:
+                return mine, seed
+        return None
 
     def preset(self) -> dict[str, Any]:
         best = self.best
@@ -656,8 +667,15 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
             retriever = Retriever(part.tree, strategy, embedder, store, site_url, search_mode=m)
             evals[m] = score_retriever(retriever, ch.label, part.cases, part.regions, part.qvecs, ks=ks,
                                        threshold=thr(m), miss_k=k, depth=k, cancel=hard, on_progress=report)
-        structure = None if labelled else measure_structure(
-            [by_path[p] for p in rungs[rung].paths], tree.root, run.chunks, strategy, config, embedder)
+        structure = None
+        if not labelled:
+            from .neighbours import StoredEmbeddings
+
+            paths = rungs[rung].paths
+            # The store's own neighbourhoods of this part's points: what lint's hub and orphan rules read.
+            stored = StoredEmbeddings(store, run.collection, paths=None if part.tree is tree else paths, order=paths)
+            structure = measure_structure([by_path[p] for p in paths], tree.root, run.chunks, strategy, config,
+                                          embedder, stored)
         seconds = time.perf_counter() - began
         out = []
         for m in ch_modes:
@@ -761,15 +779,15 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
 
 
 def _promote(trials: Sequence[Trial], eta: int) -> list[Candidate]:
-    """The best 1/eta of a rung's trials (at least one), best first, and the rung's best seed after them when
-    it did not make the cut: the reference the next rung measures the winner against."""
+    """The best 1/eta of a rung's trials (at least one), best first, and the rung's best seed second when it
+    did not make the cut: the reference the next rung measures the winner against."""
     if not trials:
         return []
     keep = max(1, math.ceil(len(trials) / eta))
     chosen = [t.candidate for t in trials[:keep]]
     seed = next((t.candidate for t in trials if t.candidate.chunking.seed), None)
     if seed is not None and seed not in chosen:
-        chosen.append(seed)
+        chosen.insert(1, seed)  # second: measured even when the budget ends the rung early
     return chosen
 
 

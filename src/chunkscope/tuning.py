@@ -45,7 +45,7 @@ from .evaluate import (
 from .payload import storage_estimate
 from .embedder_spec import EmbedderSpecError
 from .progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
-from .search_modes import SearchModeError, check_search_mode
+from .search_modes import PIPELINE_KEYS, SearchModeError, check_search_mode
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -56,8 +56,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_LEVELS = (2, 4)
-#: Grid keys that are not a strategy's parameters but the pipeline's: how questions are matched, and the model.
-PIPELINE_KEYS = ("search", "embedder")
 _METRIC = re.compile(r"^(?:(hit|recall|ndcg|passage_recall|passage_precision|passage_iou)@(\d+)|mrr|precision_omega)$")
 
 

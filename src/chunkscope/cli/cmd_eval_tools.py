@@ -258,7 +258,7 @@ def eval_variants(args: argparse.Namespace, config, resolved) -> list[EvalVarian
     """Each strategy once per combination of --search modes and --grid values, labelled by what varies."""
     import itertools
 
-    from ..tuning import PIPELINE_KEYS
+    from ..search_modes import PIPELINE_KEYS
     from .parsing import parse_search
 
     given = parse_search(getattr(args, "search", None), several=True)

@@ -114,7 +114,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     settings = lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the chunking
     wanted = [r for r in _embedding_rules() if r in settings.enabled]
     if not args.embeddings and args.select and wanted:
-        print(f"chunkscope: note: {', '.join(wanted)} need --embeddings; without it they do not run", file=sys.stderr)
+        verb = "runs" if len(wanted) == 1 else "run"
+        print(f"chunkscope: note: {', '.join(wanted)} {verb} only with --embeddings", file=sys.stderr)
     with ExitStack() as stack:
         embedder = store = None
         if args.embeddings and wanted:
@@ -137,7 +138,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     unchecked = unchecked_files(ctx.tree, report, display)
     for note in report.notes:
         print(visible(note, oneline=True), file=sys.stderr)
-    space = hubness_line(embeddings.neighbourhoods(), report, embedder.model) if embeddings is not None else None
+    space = None
+    if embeddings is not None:
+        space = hubness_line(embeddings.neighbourhoods(), report, embedder.model, wanted)
     if args.format == "json":
         write_json(report, unchecked)
     elif args.format == "github":
@@ -191,17 +194,16 @@ def embed_tree(ctx: Context, resolved: ResolvedStrategy, embedder, store) -> Sto
     return embeddings
 
 
-def hubness_line(found: Neighbourhoods, report: LintReport, model: str) -> str:
-    """The tree's place in embedding space, in one line: its hubness and what the three rules found."""
+def hubness_line(found: Neighbourhoods, report: LintReport, model: str, rules: list[str]) -> str:
+    """The tree's place in embedding space, in one line: its hubness and what the rules that ran found."""
     n = len(found.points)
     skew = found.skewness
     measure = (f"k-occurrence skewness {skew:.2f}" if skew is not None
                else "k-occurrence skewness not defined (every chunk is among the nearest of every other)")
-    counts = ", ".join(plural(report.by_rule.get(rid, 0), word) for rid, word in
-                       (("hub", "hub"), ("orphan", "orphan"), ("near-duplicate", "near-duplicate")))
+    counts = ", ".join(plural(report.by_rule.get(rid, 0), rid) for rid in rules)
     return visible(f"embedding space ({model}, {plural(n, 'chunk')}, k={found.k}): {measure} (hubness, "
                    f"Radovanović et al. 2010); {counts}; hubs: k-occurrence over {found.hub_threshold:.0f}; "
-                   f"neighbourhoods in {found.seconds:.1f}s", oneline=True)
+                   f"neighbourhoods in {found.seconds:.2f}s", oneline=True)
 
 
 def unchecked_files(tree, report: LintReport, display: Callable[[str], str]) -> list[Finding]:

@@ -246,8 +246,9 @@ def print_tune(result, args, written, target) -> None:
     if dropped:
         con.print(Text(f"({', '.join(dropped)} left out at this width; --json has them)", style="dim"))
     con.print()
-    con.print(evidence_table(result, con.width, title="evidence: the winner against the best seed on the same "
-                             "questions", title_justify="left"))
+    for line in evidence_title(result):
+        con.print(Text(line, style="bold" if line.startswith("evidence") else ""))
+    con.print(evidence_table(result, con.width))
     if best.misses:
         shown = best.misses[:5]
         con.print(Text(f"the winner misses {best.missed} of {best.questions} questions, e.g.:", style="dim"))
@@ -283,8 +284,10 @@ def rungs_table(result, width: int, **kw: Any) -> Any:
             Col("part of the tree", [f"{_fraction(r)} ({len(r.paths)} of {total_docs} files)" for r in rows]),
             Col("questions", [str(r.questions) for r in rows], justify="right"),
             Col("measured", [f"{r.measured} of {r.planned}" if r.planned else "—" for r in rows], justify="right"),
-            Col("time", [format_seconds(r.seconds) if r.planned else "—" for r in rows], justify="right"),
-            Col("", [{"budget": "its budget share spent", "cancelled": "stopped"}.get(r.stopped, "") for r in rows])]
+            Col("time", [format_seconds(r.seconds) if r.planned else "—" for r in rows], justify="right")]
+    if any(r.stopped for r in rows):
+        cols.append(Col("", [{"budget": "budget share spent", "cancelled": "stopped"}.get(r.stopped, "")
+                             for r in rows]))
     return fit_table(cols, width, [("", DROP)], **kw)[0]
 
 
@@ -312,25 +315,34 @@ def ranking_table(result, width: int, show: int, **kw: Any) -> tuple[Any, list[s
 
 def evidence_table(result, width: int, **kw: Any) -> Any:
     """The winner's parts and metrics beside the best seed's, measured on the same rung and questions."""
-    best, ref = result.best, result.reference
+    pair = result.comparison()
+    best = result.best
     k = result.k
-    rows: list[tuple[str, str, str]] = []
-    pairs = [best] + ([ref] if ref is not None and ref is not best else [])
+    trials = list(pair) if pair is not None else [best]
+    rows: list[list[str]] = []
     for p in result.weights:
-        rows.append((_WORDS[p].format(k=k), *(_part_cell(t.parts.get(p)) for t in pairs)))
-    for m in ("hit@1", "mrr", f"passage_iou@{k}"):
-        if m in best.metrics:
-            name = {"mrr": "MRR", "hit@1": "hit@1"}.get(m, m)
-            label = f"probe {name}" if result.source == "probe" and m != f"passage_iou@{k}" else name
-            if m == "mrr":
-                continue  # a part of the score already
-            rows.append((label, *(f"{t.metrics.get(m, 0.0):.3f}" for t in pairs)))
-    rows.append(("chunks", *(str(t.chunks) for t in pairs)))
-    rows.append(("score", *(f"{t.score:.3f}" for t in pairs)))
-    cols = [Col("", [r[0] for r in rows]),
-            Col(visible(best.label, oneline=True), [r[1] for r in rows], justify="right", overflow="fold")]
-    if len(pairs) > 1:
-        cols.append(Col(visible(ref.label, oneline=True), [r[2] for r in rows], justify="right", overflow="fold"))
-    else:
-        cols.append(Col("best seed", ["—" if ref is None else "(the winner)" for _ in rows], justify="right"))
-    return fit_table(cols, width, [(cols[1].header, 24), (cols[2].header, 24)], **kw)[0]
+        rows.append([_WORDS[p].format(k=k), *(_part_cell(t.parts.get(p)) for t in trials)])
+    extra = ([("hit@1", "hit@1")] if k != 1 else []) + [(f"passage_iou@{k}", f"passage IoU@{k}")]
+    for m, name in extra:
+        label = f"probe {name}" if result.source == "probe" else name
+        rows.append([label, *(f"{t.metrics.get(m, 0.0):.3f}" for t in trials)])
+    rows.append(["chunks", *(str(t.chunks) for t in trials)])
+    rows.append(["score", *(f"{t.score:.3f}" for t in trials)])
+    cols = [Col("", [r[0] for r in rows]), Col("winner", [r[1] for r in rows], justify="right", style="bold")]
+    cols.append(Col("best seed", [r[2] if len(r) > 2 else "—" for r in rows], justify="right"))
+    return fit_table(cols, width, (), **kw)[0]
+
+
+def evidence_title(result) -> list[str]:
+    """Who the evidence table compares, and on which questions."""
+    pair = result.comparison()
+    best = result.best
+    if pair is None:
+        return [f"evidence: the winner ({visible(best.label, oneline=True)}); no seed was measured"]
+    mine, seed = pair
+    rung = result.rungs[mine.rung]
+    where = "the whole tree" if rung.whole else f"{_fraction(rung)} of the tree"
+    what = "probe questions" if result.source == "probe" else "questions"
+    return [f"evidence: the winner against the best seed strategy, on the same {rung.questions} {what} ({where})",
+            f"  winner:    {visible(best.label, oneline=True)}",
+            f"  best seed: {visible(seed.label, oneline=True)}"]

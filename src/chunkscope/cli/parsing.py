@@ -9,8 +9,7 @@ from typing import Any, Iterable, Sequence
 
 from ..chunk import ParamError, Strategy, strategy_class
 from ..embedder_spec import EmbedderSpecError, parse_embedder
-from ..search_modes import SEARCH_MODES
-from ..tuning import PIPELINE_KEYS
+from ..search_modes import PIPELINE_KEYS, SEARCH_MODES
 
 
 def parse_param_args(items: list[str] | None) -> dict[str, str]:

@@ -138,7 +138,7 @@ class Answer:
     filters: dict[str, str] = field(default_factory=dict)
     search_mode: str = DEFAULT_SEARCH_MODE
 
-    def with_threshold(self, threshold: float | None) -> "Answer":
+    def with_threshold(self, threshold: float | None) -> Answer:
         """The same hits judged by another threshold, without searching again: each hit carries its score.
 
         A hit is kept as `Store.search` keeps it: no threshold, or a score at or over it. Only ``dense`` scores

@@ -284,10 +284,8 @@ def chunk_citation(result: FileResult, chunk: Chunk) -> str:
 
 def chunk_link(config: Config, result: FileResult, chunk: Chunk) -> str:
     """The published URL of the chunk (site_url + route + #anchor), as retrieval computes it."""
-    try:
-        from ..retrieval import chunk_url
-    except ImportError:
-        return ""
+    from ..retrieval import chunk_url
+
     try:
         return chunk_url(config.site_url or None, result.doc, chunk)
     except Exception:  # noqa: BLE001

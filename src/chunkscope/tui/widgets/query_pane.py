@@ -90,10 +90,10 @@ class QueryPane(Vertical):
                         "goes back to the config's or the embedder's own; the hits shown are re-marked at once"),
         # Only while the threshold field has focus (see `check_action`): elsewhere ↑/↓ move as they always do.
         Binding("up", f"step_threshold({THRESHOLD_STEP})", f"Threshold +{THRESHOLD_STEP}", id="query.threshold-up",
-                priority=True, tooltip="raise the score threshold (dense search): fewer hits pass"),
+                priority=True, tooltip="in the threshold field: raise it (dense search), fewer hits pass"),
         Binding("down", f"step_threshold({-THRESHOLD_STEP})", f"Threshold -{THRESHOLD_STEP}",
                 id="query.threshold-down", priority=True,
-                tooltip="lower the score threshold (dense search): more hits pass"),
+                tooltip="in the threshold field: lower it (dense search), more hits pass"),
     ]
 
     DEFAULT_CSS = """
@@ -264,7 +264,8 @@ class QueryPane(Vertical):
             t.append(visible(spec.text, oneline=True), style="bold #58a6ff")
         t.append(" · ", style="dim")
         t.append(f"{self.session.search_mode} search", style="bold")
-        t.append(" (ctrl+s) · threshold ", style="dim")
+        # The keys (ctrl+s, ctrl+t, ↑↓) are in the footer: this row keeps its width for the values at 80 columns.
+        t.append(" · threshold ", style="dim")
         return t
 
     def _threshold_value(self) -> str:
@@ -276,13 +277,14 @@ class QueryPane(Vertical):
         s = self.session
         mode = s.search_mode
         if mode != "dense":
-            return Text(f"does not apply to {mode} search ({MODE_SCORES.get(mode, 'not cosines')}); "
-                        "dense only", style="italic")
+            # The words that matter first: a narrow terminal cuts the rest (the tooltip has it all).
+            return Text(f"not applied to {mode} search ({MODE_SCORES.get(mode, 'not cosines')}: dense only)",
+                        style="italic")
         spec = s.embedder_spec
         model = visible(spec.text, oneline=True) if spec is not None else "the embedder"
         origin = s.threshold_origin
         if origin == "here":
-            words = "set here (empty + Enter: the default)"
+            words = "set here (empty: the default)"
         elif origin == "config":
             source = s.config.source
             words = visible(source.name, oneline=True) if source is not None else "the configuration"
@@ -290,10 +292,10 @@ class QueryPane(Vertical):
             words = f"{model}'s own"
         else:
             words = f"none: {model} has no measured threshold (type one)"
-        return Text(words + " · ctrl+t ↑↓")
+        return Text(words)
 
     def _show_controls(self) -> None:
-        """Redraw the embedder, mode and threshold row from the session (the field only when not being typed in)."""
+        """Redraw the embedder, mode and threshold row from the session (a value typed and not entered goes)."""
         if not self.query("#controls-row"):
             return
         self.query_one("#search-info", Static).update(self._search_info())
@@ -303,7 +305,10 @@ class QueryPane(Vertical):
         value = self._threshold_value()
         if box.value != value:
             box.value = value
-        self.query_one("#threshold-source", Static).update(self._threshold_source())
+        source = self._threshold_source()
+        line = self.query_one("#threshold-source", Static)
+        line.update(source)
+        line.tooltip = source.plain  # cut on a narrow terminal
 
     def action_cycle_search(self) -> None:
         """ctrl+s: the next search mode; the question shown is asked again in it (no re-index: every collection
@@ -761,10 +766,7 @@ class QueryPane(Vertical):
             return
         if self._answer_resolved.fingerprint() == new.fingerprint():
             return
-        question = self.query_one("#query-input", Input).value.strip()
-        if question and not self._unavailable and self.session.is_indexed(new):
-            self._pending = question
-            self._start_search(question, new, submitted=False)
+        self._ask_again()
 
     def watch_expected(self, new: Expected | None) -> None:
         self._adopt_expected()
