@@ -130,6 +130,16 @@ def test_retrieval_commands_with_an_unreadable_file_exit_1_after_their_output(tm
         assert rc == 0, (argv[0], err)
 
 
+def test_index_and_query_with_a_file_the_strategy_cannot_chunk_exit_1_and_index_the_rest(tmp_path, capsys, bow):
+    root = tree(tmp_path, {"good.md": GOOD, "bad.md": BAD})
+    rc, out, err = run(capsys, "index", root, "-s", "fragile")
+    assert rc == 1, err
+    assert "bad.md: chunk-error: " in err and "this document makes the splitter fail" in err
+    assert "Traceback" not in err and "written" in out
+    rc, out, err = run(capsys, "query", root, "wheels", "-s", "fragile")
+    assert rc == 1 and "good.md" in out and "bad.md: chunk-error" in err
+
+
 # --- Ctrl-C: 130, one line "interrupted", no traceback --------------------------------------------------------
 
 

@@ -118,7 +118,8 @@ class FakeProbe:
     def __init__(self, misses: dict[str, dict[str, tuple[str, int | None]]]) -> None:
         self.misses = misses
 
-    def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None):
+    def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None,
+                 search_mode="dense"):
         from chunkscope.evaluate import EvalResult, QueryResult, RankedChunk
         from chunkscope.tuning import ProbeOutcome, ProbeResult
 

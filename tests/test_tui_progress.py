@@ -152,7 +152,8 @@ class SlowProbe:
         self.cancel: CancelToken | None = None
         self.strategies: list[str] = []
 
-    def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None):
+    def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None,
+                 search_mode="dense"):
         self.cancel = cancel
         self.strategies = [label for label, _ in strategies]
         n = len(probe_set.sections)

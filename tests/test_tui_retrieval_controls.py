@@ -126,6 +126,17 @@ async def test_the_pane_shows_the_embedder_and_the_threshold_with_where_it_comes
         pane, _fake = await open_pane(pilot, app)
         assert pane.query_one("#threshold-input", Input).value == ""
         assert "openai:nomic-embed-text has no measured threshold" in shown(pane, "#threshold-source")
+    # Flags of `chunkscope DOCS` win over the file, and the pane says they came from the command line.
+    base = parse_config({"query": {"threshold": 0.3}}, path=Path("chunkscope.toml"))
+    app = make_app(config=base.with_command_line(query__threshold=0.55))
+    async with app.run_test(size=SIZE) as pilot:
+        pane, _fake = await open_pane(pilot, app)
+        assert pane.query_one("#threshold-input", Input).value == "0.55"
+        assert "command line" in shown(pane, "#threshold-source")
+    app = make_app(config=base.with_command_line(query__search="hybrid"))
+    async with app.run_test(size=SIZE) as pilot:
+        pane, _fake = await open_pane(pilot, app)
+        assert "hybrid search" in controls(pane) and base.search_mode == "dense"  # the file's copy is untouched
 
 
 async def test_changing_the_threshold_re_marks_the_hits_shown_and_holds_for_the_next_question():

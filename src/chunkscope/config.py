@@ -115,6 +115,24 @@ class Config:
     query: dict[str, Any] = field(default_factory=dict)
     lint: dict[str, Any] = field(default_factory=dict)
     tui: dict[str, Any] = field(default_factory=dict)
+    #: Settings given on the command line over the file's (``"query.threshold"``…), so a view can say where a
+    #: value came from.
+    from_command_line: frozenset[str] = frozenset()
+
+    def with_command_line(self, **values: Any) -> "Config":
+        """A copy with ``section__key=value`` settings from the command line (None: not given)."""
+        import copy
+
+        cfg = copy.deepcopy(self)
+        given = set(cfg.from_command_line)
+        for name, value in values.items():
+            if value is None:
+                continue
+            section, key = name.split("__", 1)
+            getattr(cfg, section)[key] = value
+            given.add(f"{section}.{key}")
+        cfg.from_command_line = frozenset(given)
+        return cfg
 
     @property
     def embed_model(self) -> str:

@@ -203,14 +203,22 @@ class Retriever:
         self._docs: dict[str, "Document"] = {d.path: d for d in tree.documents}
         self.scope = loaded_paths(tree)
         self.last_report: IndexReport | None = None
+        #: The documents the strategy could not chunk (`chunkscope.chunk.ChunkedDoc` with its ``error``).
+        self.chunk_failures: list[Any] = []
 
     @property
     def chunks(self) -> list["Chunk"]:
-        """Every chunk of the tree, documents in reading order (computed once)."""
+        """Every chunk of the tree, documents in reading order (computed once). A document the strategy cannot
+        chunk is left out and listed in `chunk_failures`; the rest are indexed and searched."""
         if self._chunks is None:
+            from .chunk import chunk_documents
+
             out: list["Chunk"] = []
-            for d in self.tree.documents:
-                out.extend(self.strategy.chunk(d))
+            self.chunk_failures = []
+            for r in chunk_documents(self.tree.documents, self.strategy):
+                out.extend(r.chunks)
+                if r.error:
+                    self.chunk_failures.append(r)
             self._chunks = out
         return self._chunks
 

@@ -24,3 +24,9 @@ def check_search_mode(mode: str) -> str:
     if mode not in SEARCH_MODES:
         raise SearchModeError(f"unknown search mode {mode!r} (choose one of {', '.join(SEARCH_MODES)})")
     return mode
+
+
+def passes_threshold(score: float, threshold: float | None, mode: str) -> bool:
+    """Whether a hit is kept (sent on to the model): the threshold is a cosine score, so it judges ``dense``
+    hits only; BM25 scores and fused ranks are on other scales and always pass."""
+    return threshold is None or mode != "dense" or score >= threshold

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Mapping, 
 
 from .extras import STORE_MODULES, require_extra
 from .progress import CancelToken, Phase, Progress, ProgressFn
-from .search_modes import DEFAULT_SEARCH_MODE, check_search_mode
+from .search_modes import DEFAULT_SEARCH_MODE, check_search_mode, passes_threshold
 from .sparse import Bm25Encoder, average_length
 from .payload import SIGNATURE_KEY, chunk_payload, signature, signature_avgdl
 from .paths import cache_home
@@ -702,7 +702,7 @@ class Store:
             raise StoreError(f"{self.location}: search in {name} failed ({_one_line(exc)})") from None
         hits = []
         for rank, p in enumerate(points, 1):
-            kept = threshold is None or mode != "dense" or p.score >= threshold
+            kept = passes_threshold(p.score, threshold, mode)
             hits.append(Hit.from_payload(rank, p.score, kept, p.payload or {}, p.id))
         return hits
 

@@ -112,8 +112,13 @@ def report_line(label: str, r) -> str:
 
 
 def ensure_index(retriever, label: str, quiet: bool = False):
+    """Index what is missing, with a progress bar and Ctrl-C as a stop; a document the strategy cannot chunk is
+    one line on stderr (as `chunk` says it) and the rest is indexed."""
     with graceful_interrupt() as cancel, progress_bar(f"index {label}", quiet) as on_progress:
-        return retriever.ensure_indexed(on_progress, cancel)
+        report = retriever.ensure_indexed(on_progress, cancel)
+    for r in retriever.chunk_failures:
+        print(visible(f"{r.doc.path}: chunk-error: {r.error}", oneline=True), file=sys.stderr)
+    return report
 
 
 # --- index ------------------------------------------------------------------------------------------------------
@@ -141,7 +146,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"chunkscope: warning: {visible(w, oneline=True)}", file=sys.stderr)
     if report.cancelled:
         raise Interrupted("indexing stopped; the points written so far are kept")
-    return documents_exit(ctx.tree)
+    return documents_exit(ctx.tree, retriever.chunk_failures)
 
 
 # --- query ------------------------------------------------------------------------------------------------------
@@ -210,7 +215,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2).translate(_ESC))
     else:
         print_hits(hits, args.question, threshold, resolved.label, filters)
-    return documents_exit(ctx.tree)
+    return documents_exit(ctx.tree, retriever.chunk_failures)
 
 
 _ESC = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ..chunk import Chunk
 from ..config import Config, ResolvedStrategy
 from ..docs import DocsTree
+from ..search_modes import passes_threshold
 from ..progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
 from ..safe_text import visible
 from ..search_modes import DEFAULT_SEARCH_MODE, check_search_mode
@@ -147,7 +148,7 @@ class Answer:
         """
         if self.search_mode != "dense":
             return self
-        hits = [replace(h, kept=threshold is None or h.score >= threshold) for h in self.hits]
+        hits = [replace(h, kept=passes_threshold(h.score, threshold, self.search_mode)) for h in self.hits]
         return replace(self, hits=hits, threshold=threshold)
 
 
@@ -327,7 +328,7 @@ class SearchSession:
                                    label="questions")
                     return probe(self.tree, [(r.label, r.strategy) for r in strategies], k=k, probe_set=pset,
                                  embedder=embedder, store=retriever.store, on_progress=on_progress, cancel=cancel,
-                                 site_url=self.config.site_url or None)
+                                 site_url=self.config.site_url or None, search_mode=self.search_mode)
                 finally:
                     self.busy = None
         except Cancelled:

@@ -285,6 +285,8 @@ class QueryPane(Vertical):
         origin = s.threshold_origin
         if origin == "here":
             words = "set here (empty: the default)"
+        elif origin == "config" and "query.threshold" in s.config.from_command_line:
+            words = "the command line (--threshold)"
         elif origin == "config":
             source = s.config.source
             words = visible(source.name, oneline=True) if source is not None else "the configuration"
