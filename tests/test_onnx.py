@@ -342,6 +342,15 @@ def test_an_export_that_disagrees_with_torch_is_never_moved_into_place(tmp_path,
     assert list(dest.parent.iterdir()) == []
 
 
+def test_a_missing_onnx_package_is_named_before_any_work(tmp_path, model_dir, monkeypatch):
+    """torch.onnx cannot write a file without the onnx package: the caller learns which package is missing."""
+    monkeypatch.setitem(sys.modules, "onnx", None)  # what an install without it looks like to an import
+    dest = tmp_path / "out" / "model.onnx"
+    with pytest.raises(ImportError) as err:
+        export_onnx(model_dir, dest)
+    assert err.value.name == "onnx" and not dest.parent.exists()
+
+
 def test_a_damaged_onnx_file_is_a_one_line_error(tmp_path, model_dir):
     bad = tmp_path / "model.onnx"
     bad.write_bytes(b"\x08\x07not a model" * 50)

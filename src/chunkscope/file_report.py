@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .chunk import Chunk, ChunkedDoc
+    from .embedder_spec import EmbedderSpec
     from .lint import Finding
 
 ERROR = "error"
@@ -101,7 +102,7 @@ def group_by_file(findings: Iterable["Finding"], order: Mapping[str, int] | None
     return [(p, sorted(fs, key=finding_order)) for p, fs in sorted(by_path.items(), key=worst)]
 
 
-def embed_cuts(chunks: Sequence["Chunk"], model: str) -> dict[int, int]:
+def embed_cuts(chunks: Sequence["Chunk"], model: "str | EmbedderSpec") -> dict[int, int]:
     """Where the embedding model stops reading, for each chunk it truncates: chunk index → document offset.
 
     Chunks past the model's ``max_seq_length`` (word pieces with [CLS]/[SEP]) are the ones truncated; chunks that
@@ -157,7 +158,7 @@ def unread_chars(chunks: Sequence["Chunk"], cuts: Mapping[int, int]) -> tuple[in
 
 
 def file_summaries(results: Sequence["ChunkedDoc"], limit: int | None, findings: Iterable["Finding"] = (),
-                   model: str | None = None, *, should_stop: Callable[[], bool] | None = None
+                   model: "str | EmbedderSpec | None" = None, *, should_stop: Callable[[], bool] | None = None
                    ) -> list[FileSummary] | None:
     """One `FileSummary` per document, in reading order (sort them with `sort_files`).
 

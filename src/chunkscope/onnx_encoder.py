@@ -219,13 +219,19 @@ def export_onnx(model_dir: str | os.PathLike[str], dest: str | os.PathLike[str],
 
     Raises:
         OnnxError: the model's layout cannot be exported, the export fails, or its vectors differ from torch's.
-        ImportError: torch, transformers or onnxruntime is missing (``name`` says which).
+        ImportError: onnx, torch, transformers or onnxruntime (or onnxscript, for dynamo) is missing (``name``
+            says which).
     """
     if exporter not in ("torchscript", "dynamo"):
         raise OnnxError(f"unknown ONNX exporter {exporter!r}; choose torchscript or dynamo")
     model_dir, dest = Path(model_dir), Path(dest)
     pipeline = read_pipeline(model_dir)
     t0 = time.perf_counter()
+    # torch.onnx needs the onnx package to write the file (and onnxscript for dynamo), but only says so as a
+    # generic export failure once the model is loaded: asked first, a missing one is an ImportError naming it.
+    import onnx  # noqa: F401
+    if exporter == "dynamo":
+        import onnxscript  # noqa: F401
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging

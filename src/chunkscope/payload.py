@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
     from .chunk import Chunk
+    from .embedder_spec import EmbedderSpec
 
 #: Bytes per vector component (float32), as the seeds' estimate counts: vectors × dimensions × 4.
 FLOAT_BYTES = 4
@@ -82,7 +83,7 @@ class StorageEstimate:
         return self.vector_bytes + self.payload_bytes
 
 
-def storage_estimate(chunks: Iterable["Chunk"], dim: int, embed_model: str | None = None) -> StorageEstimate:
+def storage_estimate(chunks: Iterable["Chunk"], dim: int, embed_model: "str | EmbedderSpec | None" = None) -> StorageEstimate:
     """The storage a collection of ``chunks`` with ``dim``-dimensional vectors would take.
 
     The payload holds the embedder's token count, so chunks that lack it get it counted first (in

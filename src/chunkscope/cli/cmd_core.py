@@ -7,7 +7,7 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..chunk import (
     Chunk,
@@ -33,6 +33,9 @@ from .common import (
     visible,
 )
 from .table_layout import DROP, Col, cell_width, fit_table, table_overhead
+
+if TYPE_CHECKING:
+    from ..embedder_spec import EmbedderSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -171,7 +174,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
                 out.write(json_line(langchain_record(r.doc, c, ctx.config.site_url or None)) + "\n")
         return documents_exit(ctx.tree, results)
     chunks = [c for r in results for c in r.chunks]
-    count_embed_tokens(chunks, ctx.config.embed_model)
+    count_embed_tokens(chunks, ctx.config.embedder_spec())
     if args.format == "jsonl":
         from ..site import chunk_url
 
@@ -280,26 +283,24 @@ class TreeStats:
         }
 
 
-def embed_dim(model: str) -> int:
-    """The embedding size of a model, read from its files (no torch): 384 for all-MiniLM-L6-v2."""
-    from ..paths import TokenizerError, resolve_model_dir
+def embed_dim(spec) -> int:
+    """The embedder's vector size without running it (no torch, no request): an endpoint's known size, a local
+    model's from its files; 384 (MiniLM's) when nothing says, for another server's model the first request
+    would tell."""
+    from ..model_info import model_dimension
+    from ..paths import TokenizerError
 
+    if spec.known_dim:
+        return spec.known_dim
     try:
-        d = resolve_model_dir(model)
+        folder = spec.model_dir
     except TokenizerError:
         return 384
-    for f, key in (("1_Pooling/config.json", "word_embedding_dimension"), ("config.json", "hidden_size")):
-        try:
-            v = json.loads((d / f).read_text(encoding="utf-8")).get(key)
-        except (OSError, ValueError):
-            continue
-        if isinstance(v, int):
-            return v
-    return 384
+    return (model_dimension(folder) if folder is not None else None) or 384
 
 
 def tree_stats(tree: DocsTree, resolved: ResolvedStrategy, results: list[ChunkedDoc], dim: int,
-               embed_model: str | None = None) -> TreeStats:
+               embed_model: "str | EmbedderSpec | None" = None) -> TreeStats:
     lim = resolved.strategy.limits()
     counts: list[int] = []
     over = under = 0
@@ -363,14 +364,14 @@ STATS_ROWS: list[tuple[str, Callable[[TreeStats], str]]] = [
 
 def cmd_stats(args: argparse.Namespace) -> int:
     ctx = load_context(args)
-    dim = embed_dim(ctx.config.embed_model)
+    dim = embed_dim(ctx.config.embedder_spec())
     all_stats = []
     failed: list[ChunkedDoc] = []
     for resolved in strategies_from_args(args, ctx.config):
         results = chunk_tree(ctx.tree, resolved, ctx.config, lint=False)
         require_chunked(results, args.docs, resolved.label)
         failed += [r for r in results if r.error]
-        all_stats.append(tree_stats(ctx.tree, resolved, results, dim, ctx.config.embed_model))
+        all_stats.append(tree_stats(ctx.tree, resolved, results, dim, ctx.config.embedder_spec()))
     if args.json:
         print(json.dumps([s.to_dict() for s in all_stats], indent=2))
         return documents_exit(ctx.tree, failed)

@@ -84,9 +84,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     require_chunked(res_b, args.docs, b.label)
     code = documents_exit(ctx.tree, [*res_a, *res_b])
     diff = diff_trees(a.label, res_a, b.label, res_b)
-    dim = embed_dim(ctx.config.embed_model)
-    stats = [tree_stats(ctx.tree, a, res_a, dim, ctx.config.embed_model),
-             tree_stats(ctx.tree, b, res_b, dim, ctx.config.embed_model)]
+    spec = ctx.config.embedder_spec()
+    dim = embed_dim(spec)
+    stats = [tree_stats(ctx.tree, a, res_a, dim, spec),
+             tree_stats(ctx.tree, b, res_b, dim, spec)]
     lints = [_lint_counts(ctx, a, res_a), _lint_counts(ctx, b, res_b)]
     if args.json:
         out = diff.to_dict()

@@ -118,8 +118,8 @@ def complete_file(first: FileResult, config: Config, *, lint: bool = True) -> Fi
     res = FileResult(first.doc, first.resolved, first.chunks, first.error, complete=True)
     if res.chunks:
         try:
-            count_embed_tokens(res.chunks, config.embed_model)
-            res.truncations = embed_cuts(res.chunks, config.embed_model)
+            count_embed_tokens(res.chunks, config.embedder_spec())
+            res.truncations = embed_cuts(res.chunks, config.embedder_spec())
         except Exception as exc:  # noqa: BLE001 - a missing model folder only loses the embedder columns
             res.embed_error = str(exc)
     if lint:
@@ -261,7 +261,7 @@ def export_jsonl(result: TreeResult, docs: list[Document], config: Config, folde
 
     chunks = [c for d in docs if d.path in result.entries for c in result.entries[d.path].chunks]
     try:
-        count_embed_tokens(chunks, config.embed_model)
+        count_embed_tokens(chunks, config.embedder_spec())
     except Exception:  # noqa: BLE001 - the export still holds everything else
         pass
     name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in result.resolved.label).strip("-")

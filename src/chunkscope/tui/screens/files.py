@@ -150,7 +150,7 @@ class FilesScreen(Screen["FileSummary | None"]):
                                                 else "lint is not available in this build")
         stop = lambda: worker.is_cancelled  # noqa: E731
         try:
-            rows = file_summaries(results, limit, findings, self.explorer.config.embed_model, should_stop=stop)
+            rows = file_summaries(results, limit, findings, self.explorer.config.embedder_spec(), should_stop=stop)
         except TokenizerError as exc:  # no word-piece tokenizer: every other figure still holds
             note = f"the unread share is unknown: {exc}"
             rows = file_summaries(results, limit, findings, None, should_stop=stop)
