@@ -109,7 +109,8 @@ def bench_throughput(texts: list[str], st, model_dir: Path, path: Path, rounds: 
         finally:
             torch.set_num_threads(default_threads)
 
-    runs = {"st": st_encode, "onnx": lambda: enc.encode(texts), "st1": st_one_thread, "onnx1": lambda: enc1.encode(texts)}
+    runs = {"st": st_encode, "onnx": lambda: enc.encode(texts),
+            "st1": st_one_thread, "onnx1": lambda: enc1.encode(texts)}
     times: dict[str, list[tuple[float, float]]] = {k: [] for k in runs}
     for r in range(rounds):  # alternating, so a busy minute slows every contender alike
         for name, f in runs.items():
@@ -120,8 +121,9 @@ def bench_throughput(texts: list[str], st, model_dir: Path, path: Path, rounds: 
     n = len(texts)
     emit(f"\n## (b) Throughput on the same {n} chunk texts (best of {rounds} alternating rounds)\n")
     rows = []
-    for label, st_key, onnx_key, threads in (("defaults", "st", "onnx", f"torch {default_threads} / onnx {enc.threads}"),
-                                             ("one thread each", "st1", "onnx1", "1 / 1")):
+    pairs = (("defaults", "st", "onnx", f"torch {default_threads} / onnx {enc.threads}"),
+             ("one thread each", "st1", "onnx1", "1 / 1"))
+    for label, st_key, onnx_key, threads in pairs:
         (sw, sc), (ow, oc) = best[st_key], best[onnx_key]
         rows.append([label, threads, f"{sw:.1f} ({n / sw:.1f}/s)", f"{ow:.1f} ({n / ow:.1f}/s)", f"**{sw / ow:.2f}x**",
                      f"{sc:.1f}", f"{oc:.1f}", f"{sc / oc:.2f}x", yes(sw / ow >= 1.5) if label == "defaults" else ""])
@@ -232,7 +234,7 @@ def bench_fresh(corpus: Path, strategy: str, env: dict[str, str], repeat: int, c
             detail = (f"imports {d['imports']:.2f} s, load {d['load']:.2f} s, embed {d['embed'] * 1000:.0f} ms; "
                       f"torch imported: {d['torch']}")
         target = ""
-        if name.startswith("ONNX") or name.startswith("chunkscope query"):
+        if name.startswith(("ONNX", "chunkscope query")):
             target = yes(best / chunk <= 3.0)
         rows.append([name, f"{best:.2f}", f"{best / chunk:.2f}x", target, detail])
     emit(f"## (c) A fresh process: the first question against `chunk` (best of {repeat}, interleaved)\n")

@@ -68,8 +68,8 @@ TEXTS = [
     "😀" * 300,
     "word " * 255,
     "word " * 254,
-    "The Rust Programming Language, by Steve Klabnik and Carol Nichols, with contributions from the Rust "
-    "Community. This version of the text assumes you are using Rust 1.85.0 or later.",
+    ("The Rust Programming Language, by Steve Klabnik and Carol Nichols, with contributions from the Rust "
+     "Community. This version of the text assumes you are using Rust 1.85.0 or later."),
     "error[E0382]: borrow of moved value: `s1`\n --> src/main.rs:5:28\n  |\n2 |     let s1 = String::from(\"hello\");",
     "cargo new hello_cargo && cd hello_cargo && cargo build --release",
     "Ünïcödé " * 80,
@@ -191,7 +191,7 @@ def test_importing_the_module_imports_no_runtime(tmp_path):
         "bad = [m for m in ('torch', 'sentence_transformers', 'transformers', 'onnxruntime') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                          env={"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
 
@@ -206,7 +206,7 @@ def test_encoding_from_an_existing_export_never_imports_torch(encoder, model_dir
         "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
         "print(json.dumps({'bad': bad, 'ort': 'onnxruntime' in sys.modules, 'vec': vec.tolist()}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                          env={"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin",
                               "HF_HUB_OFFLINE": "1"})
     assert out.returncode == 0, out.stderr
@@ -283,7 +283,8 @@ def _model_folder(root: Path, modules: list[str], pooling: dict) -> Path:
     root.mkdir()
     entries = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
     for i, kind in enumerate(modules, start=1):
-        entries.append({"idx": i, "name": str(i), "path": f"{i}_{kind}", "type": f"sentence_transformers.models.{kind}"})
+        entries.append({"idx": i, "name": str(i), "path": f"{i}_{kind}",
+                        "type": f"sentence_transformers.models.{kind}"})
         (root / f"{i}_{kind}").mkdir()
         (root / f"{i}_{kind}" / "config.json").write_text(json.dumps(pooling if kind == "Pooling" else {}))
     (root / "modules.json").write_text(json.dumps(entries))
@@ -333,7 +334,7 @@ def test_a_failed_export_leaves_nothing_behind(tmp_path, model_dir):
 @pytest.mark.model
 def test_an_export_that_disagrees_with_torch_is_never_moved_into_place(tmp_path, model_dir, monkeypatch):
     """The check after the export fails (made impossible to pass here): no file, no record, no temporary."""
-    import chunkscope.onnx_encoder as onnx_encoder
+    from chunkscope import onnx_encoder
 
     monkeypatch.setattr(onnx_encoder, "MIN_EXPORT_COSINE", 1.5)
     dest = tmp_path / "out" / "model.onnx"

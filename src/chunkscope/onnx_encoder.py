@@ -404,7 +404,7 @@ def _batch_arrays(encodings: Sequence[Any], pad_id: int) -> tuple[np.ndarray, np
     return ids, mask, types
 
 
-def _session(path: Path) -> "onnxruntime.InferenceSession":
+def _session(path: Path) -> onnxruntime.InferenceSession:
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -421,7 +421,7 @@ def _session(path: Path) -> "onnxruntime.InferenceSession":
         raise OnnxError(f"{path}: not a usable ONNX model ({_first_line(exc)})") from None
 
 
-def _run(session: "onnxruntime.InferenceSession", arrays: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+def _run(session: onnxruntime.InferenceSession, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     feeds = dict(zip(INPUT_NAMES, arrays))
     wanted = {i.name for i in session.get_inputs()}
     return session.run([OUTPUT_NAME], {k: v for k, v in feeds.items() if k in wanted})[0]
