@@ -2,7 +2,7 @@
 
     python scripts/screenshots.py [--docs sample_docs] [--out screenshots] [--no-query]
 
-Writes explorer.svg, query.svg, compare.svg and lint.svg. The query view asks a real question, so it loads
+Writes explorer.svg, files.svg (the files view, worst first), query.svg, compare.svg and lint.svg. The query view asks a real question, so it loads
 the embedding model and indexes the docs into a local Qdrant under CHUNKSCOPE_CACHE (default: a temporary
 folder); ``--no-query`` shows the query pane before the first question instead.
 """
@@ -53,6 +53,12 @@ async def shoot(docs: Path, out: Path, view: str, ask: bool) -> Path:
         if view == "lint":
             await pilot.press("l")
             await until(pilot, lambda: ex.query("#findings") and ex.query_one("#findings").option_count > 0)
+        elif view == "files":
+            from chunkscope.tui.screens.files import FilesScreen
+
+            await pilot.press("F")
+            await until(pilot, lambda: isinstance(app.screen, FilesScreen)
+                        and app.screen.query_one("#files-table").row_count > 0)
         elif view == "compare":
             ex.action_compare("fixed")
             await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.diff is not None)
@@ -83,7 +89,7 @@ def main() -> None:
     os.environ.setdefault("CHUNKSCOPE_CACHE", tempfile.mkdtemp(prefix="chunkscope-shots-"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for view in ("explorer", "compare", "lint", "query"):
+    for view in ("explorer", "files", "compare", "lint", "query"):
         print(asyncio.run(shoot(Path(args.docs), out, view, ask=not args.no_query)))
 
 

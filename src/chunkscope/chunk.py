@@ -275,12 +275,18 @@ EMBED_PREFIX = Param(
 )
 
 
-def _is_empty(value: Any) -> bool:
+def is_empty_field(value: Any) -> bool:
+    """A template field with nothing to show: None, "" or an empty list."""
     return value is None or value == "" or value == [] or value == ()
 
 
-class _FieldFormatter(string.Formatter):
-    """str.format over a chunk's fields: a missing or empty field renders as nothing, a list as a " › " trail."""
+class FieldFormatter(string.Formatter):
+    """str.format over a chunk's fields (embed prefixes here, citations in `chunkscope.retrieval`): a missing or
+    empty field renders as nothing (and is counted in ``empty_fields``), a list as a " › " trail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.empty_fields = 0
 
     def get_value(self, key, args, kwargs):  # noqa: ANN001 - string.Formatter's signature
         return kwargs.get(key) if isinstance(key, str) else None
@@ -292,10 +298,11 @@ class _FieldFormatter(string.Formatter):
             return None, field_name
 
     def format_field(self, value: Any, format_spec: str) -> str:
-        if _is_empty(value):
+        if is_empty_field(value):
+            self.empty_fields += 1
             return ""
         if isinstance(value, (list, tuple)):
-            value = " › ".join(str(v) for v in value if not _is_empty(v))
+            value = " › ".join(str(v) for v in value if not is_empty_field(v))
         try:
             return format(value, format_spec)
         except (TypeError, ValueError):
@@ -344,7 +351,7 @@ class EmbedPrefix:
     def apply(self, chunks: Sequence["Chunk"], doc: "Document") -> None:
         """Put the prefix before each chunk's embed text (``embed_tokens`` is counted later, prefix included)."""
         page = _document_fields(doc) if self.fields & _DOCUMENT_FIELDS else {}
-        fmt = _FieldFormatter()
+        fmt = FieldFormatter()
         for c in chunks:
             values = {**page, **_chunk_fields(c, page.get("title")), **c.metadata}
             prefix = fmt.vformat(self.template, (), values)

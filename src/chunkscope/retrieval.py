@@ -13,6 +13,7 @@ import string
 import time
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from .chunk import FieldFormatter
 from .progress import CancelToken, ProgressFn
 from .search_modes import DEFAULT_SEARCH_MODE, check_search_mode
 from .site import chunk_url, doc_numbering
@@ -57,38 +58,6 @@ def citation_fields(chunk: "Chunk | None", doc: "Document | None" = None) -> dic
     return fields
 
 
-def _is_empty(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == ()
-
-
-class _Formatter(string.Formatter):
-    """str.format_map with missing or None fields rendered as empty text, lists joined as breadcrumbs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.empty_fields = 0
-
-    def get_value(self, key, args, kwargs):  # noqa: ANN001 - string.Formatter's signature
-        return kwargs.get(key) if isinstance(key, str) else None
-
-    def get_field(self, field_name, args, kwargs):  # noqa: ANN001
-        try:
-            return super().get_field(field_name, args, kwargs)
-        except (AttributeError, IndexError, KeyError, TypeError):
-            return None, field_name
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if _is_empty(value):
-            self.empty_fields += 1
-            return ""
-        if isinstance(value, (list, tuple)):
-            value = " › ".join(str(v) for v in value if not _is_empty(v))
-        try:
-            return format(value, format_spec)
-        except (TypeError, ValueError):
-            return format(str(value), "") if not format_spec else str(value)
-
-
 def render_citation(template: str | None, metadata: Mapping[str, Any] | None, chunk: "Chunk | None" = None,
                     doc: "Document | None" = None) -> str:
     """Fill ``template`` from the chunk's metadata (and position); empty parts vanish with their separator."""
@@ -119,7 +88,7 @@ def render_citation(template: str | None, metadata: Mapping[str, Any] | None, ch
         if is_sep:
             rendered.append((text, True))
             continue
-        fmt = _Formatter()
+        fmt = FieldFormatter()
         fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
         try:
             out = fmt.vformat(text, (), values)
