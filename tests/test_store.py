@@ -229,24 +229,6 @@ def test_search_marks_hits_under_threshold_and_filters(store):
         assert key in d
 
 
-def test_local_filter_fast_path_equals_qdrant_filter(store):
-    emb = FakeEmbedder()
-    chunks = make_chunks("a.md", [f"text {i}" for i in range(150)], kind="prose") + \
-        make_chunks("b.md", [f"code {i}" for i in range(150)], kind="code")
-    for c in chunks:
-        c.metadata["flag"] = c.index % 7 == 0
-    store.sync(chunks, emb, coll(store))
-    cases = [{"kind": "prose"}, {"path": "b.md"}, {"part": "3"}, {"part": "3", "kind": "code"}, {"flag": "true"},
-             {"heading_path": "Part 5"}, {"kind": "nothing"}, {"part": 1}]
-    for i, filters in enumerate(cases):
-        q = emb.vector(f"query {i}")
-        for k in (1, 5, 30):
-            got = [(h.id, round(h.score, 6)) for h in store.search(q, k, filters=filters, collection=coll(store))]
-            exact = store.client.query_points(coll(store), query=q.tolist(), using=DENSE, limit=k,
-                                              query_filter=build_filter(filters)).points
-            assert got == [(str(p.id), round(p.score, 6)) for p in exact], (filters, k)
-
-
 # --- errors ---------------------------------------------------------------------------------------------------
 
 

@@ -54,8 +54,6 @@ INDEXED_FIELDS = {"path": "keyword", "chapter_id": "keyword", "chapter": "intege
 DENSE, KEYWORD = "dense", "bm25"
 #: How deep each side of a hybrid search ranks before Qdrant fuses them (reciprocal rank fusion).
 FUSION_DEPTH = 50
-#: Local-mode filtered searches first rank this many points unfiltered (see `Store._local_filtered`).
-LOCAL_OVERFETCH = 200
 #: Fields every point carries besides the strategy's metadata.
 CORE_FIELDS = (
     "path", "start", "end", "start_line", "end_line", "heading_path", "heading", "citation", "url", "text",
@@ -243,29 +241,9 @@ def parse_filter_value(value: Any) -> list[Any]:
     return [v]
 
 
-def _plain_key(key: str) -> bool:
-    """A top-level payload key (nested keys and array paths are left to Qdrant's own filter)."""
-    return bool(key) and not any(ch in key for ch in ".[]")
-
-
 def _same(a: Any, b: Any) -> bool:
     # Qdrant never matches the integer 1 against the boolean true; Python's == would.
     return type(a) is type(b) and a == b
-
-
-def _payload_matches(payload: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    """Qdrant's MatchValue semantics on one payload: equal value, or any element of an array value."""
-    for key, value in filters.items():
-        alts = parse_filter_value(value)
-        have = payload.get(key)
-        values = have if isinstance(have, list) else [have]
-        if not any(_same(v, a) for v in values for a in alts):
-            return False
-    return True
-
-
-def _in_paths(payload: Mapping[str, Any], paths: Collection[str] | None) -> bool:
-    return paths is None or payload.get("path") in paths
 
 
 def build_filter(filters: Mapping[str, Any] | None, paths: Collection[str] | None = None):
@@ -677,13 +655,9 @@ class Store:
         scope = build_filter(filters, paths)
         try:
             with self._lock:
-                points = None
                 if mode == "dense":
-                    if (filters or paths is not None) and self.mode == "local" and all(_plain_key(key) for key in filters or {}):
-                        points = self._local_filtered(name, vec, k, filters or {}, paths)
-                    if points is None:
-                        points = self._c().query_points(name, query=vec, using=DENSE, limit=k, query_filter=scope,
-                                                        with_payload=True, with_vectors=False).points
+                    points = self._c().query_points(name, query=vec, using=DENSE, limit=k, query_filter=scope,
+                                                    with_payload=True, with_vectors=False).points
                 elif mode == "keyword":
                     points = [] if not sparse.indices else self._c().query_points(
                         name, query=sparse, using=KEYWORD, limit=k, query_filter=scope, with_payload=True,
@@ -705,29 +679,6 @@ class Store:
             kept = passes_threshold(p.score, threshold, mode)
             hits.append(Hit.from_payload(rank, p.score, kept, p.payload or {}, p.id))
         return hits
-
-    def _local_filtered(self, name: str, vec: list[float], k: int, filters: Mapping[str, Any],
-                        paths: Collection[str] | None = None) -> list | None:
-        """Filtered search in local mode without its per-point Python filter pass, when that gives the same answer.
-
-        Local mode checks a filter against every payload in Python (tens of µs a point: ~0.5 s at 10k points),
-        while an unfiltered search is one matrix product. The filtered top k are exactly the first k matching
-        points of the unfiltered ranking, so: rank ``OVERFETCH`` points unfiltered and keep the matches; when
-        fewer than k match (a selective filter) and points remain unseen, return None for the exact slow path.
-        """
-        depth = max(LOCAL_OVERFETCH, 20 * k)
-        client = self._c()
-        # Only the filtered keys come back with the deep ranking (local mode deep-copies every payload it returns).
-        keys = list(filters) + (["path"] if paths is not None else [])
-        res = client.query_points(name, query=vec, using=DENSE, limit=depth, with_payload=keys, with_vectors=False)
-        matched = [p for p in res.points if _payload_matches(p.payload or {}, filters) and _in_paths(p.payload or {}, paths)]
-        if len(matched) < k and len(res.points) >= depth:
-            return None
-        matched = matched[:k]
-        full = {str(r.id): r.payload for r in client.retrieve(name, ids=[p.id for p in matched], with_payload=True)}
-        for p in matched:
-            p.payload = full.get(str(p.id), p.payload)
-        return matched
 
     # -- the collection as a whole (chunkscope.neighbours) --
 
