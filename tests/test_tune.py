@@ -200,7 +200,8 @@ def test_successive_halving_promotes_the_best_third_to_the_whole_tree(tmp_path, 
 
 
 def test_a_second_run_embeds_nothing(window_tree, tmp_path):
-    kw = dict(strategies=["section", "fixed"], prefixes=("none", "title"), modes=("dense",), space=SMALL_SPACE, k=1)
+    kw = {"strategies": ["section", "fixed"], "prefixes": ("none", "title"), "modes": ("dense",),
+          "space": SMALL_SPACE, "k": 1}
     with Store(window_tree.root, path=tmp_path / "q1") as st:
         first = tune(window_tree, embedder=BagOfWords(tmp_path / "emb"), store=st, **kw)
     assert first.embedded > 0

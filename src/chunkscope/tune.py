@@ -38,17 +38,32 @@ import random
 import re
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .chunk import ChunkedDoc, ParamError, Strategy, strategy_class
 from .config import ConfigError
 from .docs import DocsTree
 from .evaluate import QueriesError, QueryCase, Region, resolve_region, score_retriever
-from .progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
+from .progress import (
+    Cancelled,
+    CancelToken,
+    Phase,
+    Progress,
+    ProgressFn,
+    format_seconds,
+)
 from .search_modes import SEARCH_MODES, check_search_mode
-from .tuning import DEFAULT_LEVELS, ProbeSet, _run_config, even_sample, probe_sections, toml_value
+from .tuning import (
+    DEFAULT_LEVELS,
+    ProbeSet,
+    _run_config,
+    even_sample,
+    probe_sections,
+    toml_value,
+)
 
 if TYPE_CHECKING:
     from .chunk import Chunk
@@ -247,8 +262,8 @@ class Structure:
                 "findings": dict(self.findings)}
 
 
-def measure_structure(documents: Sequence["Document"], root: Path, chunks: Sequence["Chunk"], strategy: Strategy,
-                      config: "Config | None", embedder: "Embedder", embeddings: Any = None) -> Structure:
+def measure_structure(documents: Sequence[Document], root: Path, chunks: Sequence[Chunk], strategy: Strategy,
+                      config: Config | None, embedder: Embedder, embeddings: Any = None) -> Structure:
     """The question-free parts of one chunking: unread text (`file_report`), and lint's findings with the
     configuration's ``[lint]`` settings.
 
@@ -260,7 +275,7 @@ def measure_structure(documents: Sequence["Document"], root: Path, chunks: Seque
     from .lint import RULES, lint_settings, lint_tree
     from .tokens import TokenizerError
 
-    by_path: dict[str, list["Chunk"]] = {}
+    by_path: dict[str, list[Chunk]] = {}
     for c in chunks:
         by_path.setdefault(c.path, []).append(c)
     results = [ChunkedDoc(d, by_path.get(d.path, [])) for d in documents]
@@ -390,7 +405,7 @@ class Trial:
     #: The questions it missed: how many, and the first few as ``path:line  question``.
     missed: int = 0
     misses: list[str] = field(default_factory=list)
-    eval: "EvalResult | None" = None
+    eval: EvalResult | None = None
 
     @property
     def label(self) -> str:
@@ -529,11 +544,51 @@ def _budget_token(cancel: CancelToken | None, deadline: Callable[[], bool]) -> C
     return CancelToken(poll=lambda: (cancel is not None and cancel.cancelled) or deadline())
 
 
+def _plan(tree: DocsTree, queries: Sequence[QueryCase] | None, *, min_level: int, max_level: int, eta: int,
+          max_rungs: int, max_questions: int) -> tuple[ProbeSet | None, list[_Part], list[Rung]]:
+    """The questions (the probe's, or the labelled ones, every expectation resolved first so a bad one fails
+    before any work), and the part of the tree each rung asks them about."""
+    pset: ProbeSet | None = None
+    if queries is not None:
+        cases_all = list(queries)
+        if not cases_all:
+            raise QueriesError("nothing to score: no queries")
+        regions_all = [resolve_region(tree, q) for q in cases_all]
+        labels_all = [f"{q.where}  {q.query}" for q in cases_all]
+        parts_paths = plan_parts(tree, None, [r.path for r in regions_all], eta=eta, max_rungs=max_rungs)
+    else:
+        pset = probe_sections(tree, min_level=min_level, max_level=max_level)
+        if not pset.sections:
+            raise QueriesError("nothing to score: no heading with a body at the probed levels")
+        per_doc: dict[str, int] = {}
+        for s in pset.sections:
+            per_doc[s.path] = per_doc.get(s.path, 0) + 1
+        parts_paths = plan_parts(tree, per_doc, eta=eta, max_rungs=max_rungs)
+    by_path = {d.path: d for d in tree.documents}
+    total_chars = sum(len(d.text) for d in tree.documents)
+    parts: list[_Part] = []
+    rungs: list[Rung] = []
+    for i, paths in enumerate(parts_paths):
+        whole = i == len(parts_paths) - 1
+        sub = tree if whole else DocsTree(tree.root, [by_path[p] for p in paths], [], partial=True)
+        if pset is None:
+            cases, regions, labels = cases_all, regions_all, labels_all
+        else:
+            inside = set(paths)
+            sections = even_sample([s for s in pset.sections if s.path in inside], max_questions)
+            cases = [s.case() for s in sections]
+            regions = [s.region() for s in sections]
+            labels = [f"{s.where}  {s.query}" for s in sections]
+        parts.append(_Part(sub, cases, regions, labels))
+        rungs.append(Rung(i, list(paths), sum(len(by_path[p].text) for p in paths), total_chars, len(cases)))
+    return pset, parts, rungs
+
+
 def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: float | None = None, k: int = 5,
          strategies: Sequence[str] | None = None, prefixes: Sequence[str] = PREFIXES,
          modes: Sequence[str] | None = None, space: Mapping[str, Sequence[Sequence[Mapping[str, Any]]]] | None = None,
-         weights: Weights = Weights(), config: "Config | None" = None, embedder: "Embedder | None" = None,
-         store: "Store | None" = None, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+         weights: Weights = Weights(), config: Config | None = None, embedder: Embedder | None = None,
+         store: Store | None = None, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
          threshold: float | None = None, site_url: str | None = None, min_level: int = DEFAULT_LEVELS[0],
          max_level: int = DEFAULT_LEVELS[1], eta: int = ETA, max_rungs: int = MAX_RUNGS,
          max_questions: int = MAX_RUNG_QUESTIONS, keep: bool = False, seed: int = 0,
@@ -579,40 +634,9 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
     chunkings = search_space(strategies, prefixes, space)
     base = {name: dict(config.strategies.get(name, {})) for name in {c.strategy for c in chunkings}} if config else {}
 
-    # The questions, and the part of the tree each rung asks them about.
-    pset: ProbeSet | None = None
-    if labelled:
-        cases_all = list(queries)  # type: ignore[arg-type]
-        if not cases_all:
-            raise QueriesError("nothing to score: no queries")
-        regions_all = [resolve_region(tree, q) for q in cases_all]  # a bad expectation fails before any work
-        labels_all = [f"{q.where}  {q.query}" for q in cases_all]
-        parts_paths = plan_parts(tree, None, [r.path for r in regions_all], eta=eta, max_rungs=max_rungs)
-    else:
-        pset = probe_sections(tree, min_level=min_level, max_level=max_level)
-        if not pset.sections:
-            raise QueriesError("nothing to score: no heading with a body at the probed levels")
-        per_doc: dict[str, int] = {}
-        for s in pset.sections:
-            per_doc[s.path] = per_doc.get(s.path, 0) + 1
-        parts_paths = plan_parts(tree, per_doc, eta=eta, max_rungs=max_rungs)
+    pset, parts, rungs = _plan(tree, queries, min_level=min_level, max_level=max_level, eta=eta,
+                               max_rungs=max_rungs, max_questions=max_questions)
     by_path = {d.path: d for d in tree.documents}
-    total_chars = sum(len(d.text) for d in tree.documents)
-    parts: list[_Part] = []
-    rungs: list[Rung] = []
-    for i, paths in enumerate(parts_paths):
-        whole = i == len(parts_paths) - 1
-        sub = tree if whole else DocsTree(tree.root, [by_path[p] for p in paths], [], partial=True)
-        if labelled:
-            cases, regions, labels = cases_all, regions_all, labels_all
-        else:
-            inside = set(paths)
-            sections = even_sample([s for s in pset.sections if s.path in inside], max_questions)  # type: ignore[union-attr]
-            cases = [s.case() for s in sections]
-            regions = [s.region() for s in sections]
-            labels = [f"{s.where}  {s.query}" for s in sections]
-        parts.append(_Part(sub, cases, regions, labels))
-        rungs.append(Rung(i, list(paths), sum(len(by_path[p].text) for p in paths), total_chars, len(cases)))
 
     if labelled:
         weight_map = {name: w for name, _, w in LABELLED_PARTS}

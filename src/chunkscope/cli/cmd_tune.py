@@ -18,7 +18,15 @@ from ..progress import format_seconds
 from . import Interrupted
 from .cmd_core import documents_exit
 from .cmd_retrieval import _add_store_args, make_embedder, open_store
-from .common import EXIT_USAGE, add_docs_arg, console, error, json_line, load_context, visible
+from .common import (
+    EXIT_USAGE,
+    add_docs_arg,
+    console,
+    error,
+    json_line,
+    load_context,
+    visible,
+)
 from .progress_bar import graceful_interrupt, progress_bar
 from .table_layout import DROP, Col, fit_table
 
@@ -274,7 +282,7 @@ def print_tune(result, args, written, target) -> None:
     budget_words = f" of a {format_seconds(result.budget)} budget" if result.budget is not None else ""
     con.print(Text(f"tune took {format_seconds(result.seconds)}{budget_words}{stop}; {len(result.trials)} trials; "
                    f"embedded {result.embedded:,} texts, {result.cached:,} from the cache"
-                   + (f"; kept the winner's collection" if result.kept else ""), style="dim"))
+                   + ("; kept the winner's collection" if result.kept else ""), style="dim"))
 
 
 def rungs_table(result, width: int, **kw: Any) -> Any:
