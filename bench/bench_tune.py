@@ -126,6 +126,7 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
     emit(f"written: `[{tuned['written']['table']}]` = {json.dumps(tuned['preset'])}")
     labels = ["tuned", *SEEDS]
     extra: list[str] = []
+    modes = {"tuned": tuned["preset"].get("search", "dense")}
     if labelled and tune_rows is not None:
         lcfg = scratch / f"{name}-labelled.toml"
         lcfg.write_text("", encoding="utf-8")
@@ -140,6 +141,7 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
 
         write_preset(cfg, "tuned-labelled", lt["preset"], comment="bench_tune.py: tune on the tune rows")
         extra = ["tuned-labelled"]
+        modes["tuned-labelled"] = lt["preset"].get("search", "dense")
     rc, out, err, esec = chunkscope("eval", str(docs), str(heldout), "--config", str(cfg), "-k", "1,5", "--json",
                                     *[a for label in [*labels[:1], *extra, *labels[1:]] for a in ("-s", label)])
     if rc not in (0, 1):
@@ -152,8 +154,7 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
     for label in ["tuned", *extra, *SEEDS]:
         r = results[label]
         m = r["metrics"]
-        search = tuned["preset"].get("search", "dense") if label == "tuned" else (
-            "(labelled)" if label == "tuned-labelled" else "dense")
+        search = modes.get(label, "dense")  # the seeds at their defaults: dense
         rows.append([f"**{label}**" if label == "tuned" else label, search, r["chunks"], f"{m['hit@5']:.3f}",
                      f"{m['mrr']:.3f}", f"{m['passage_iou@5']:.3f}",
                      f"{(m['hit@5'] - seeds_best) * 100:+.1f}"])

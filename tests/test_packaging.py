@@ -71,10 +71,10 @@ async def test_query_pane_without_the_extra_says_what_to_install(monkeypatch) ->
     pytest.importorskip("textual")
     from textual.widgets import Input
 
-    from chunkscope import embed
+    from chunkscope import extras
     from tests.pilot import make_app, wait_for
 
-    monkeypatch.setattr(embed, "missing_retrieval", lambda: MissingExtra("retrieval", "torch"))
+    monkeypatch.setattr(extras, "missing_retrieval", lambda: MissingExtra("retrieval", "torch"))
     app = make_app()
     async with app.run_test(size=(160, 48)) as pilot:
         ex = app.explorer

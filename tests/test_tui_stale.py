@@ -210,7 +210,8 @@ async def test_the_expected_chunk_belongs_to_its_question_and_is_dropped_for_ano
         box.focus()
         box.value = ""
         await press_burst(pilot, *"pelvis")
-        await wait_for(pilot, lambda: "pelvis" in fake.judged and pane._answer.question == "pelvis",  # noqa: SLF001
+        await wait_for(pilot, lambda: "pelvis" in fake.judged and pane._answer is not None
+                       and pane._answer.question == "pelvis",  # noqa: SLF001
                        timeout=query_pane_module.DEBOUNCE_SECONDS + 10, what="the new question's answer")
         assert fake.judged["pelvis"] is None
         await wait_for(pilot, lambda: ex.expected is None, what="the explorer to drop it")
