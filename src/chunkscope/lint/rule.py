@@ -6,6 +6,7 @@ run does not have, so a rule that compares chunks' embeddings runs only when the
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
@@ -21,7 +22,7 @@ class Input(Enum):
     EMBEDDINGS = "embeddings"
 
 
-class Rule:
+class Rule(ABC):
     """One lint rule: a stable id, its default severity, what it finds, what an author should do about it.
 
     A rule is a subclass that sets the metadata as class attributes and implements `check`; its one instance goes
@@ -39,9 +40,9 @@ class Rule:
     #: Inputs beyond the document and its chunks; a run without one of them skips the rule.
     needs: ClassVar[frozenset[Input]] = frozenset()
 
+    @abstractmethod
     def check(self, ctx: LintContext) -> list[Finding]:
         """Every finding of this rule in the context's document, in the order the rule meets them."""
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"<lint rule {self.id}>"

@@ -8,6 +8,7 @@ the chunk concerned, with the other chunks that are its evidence.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import TYPE_CHECKING
 
 from ...neighbours import TWIN_COSINE
@@ -48,8 +49,10 @@ class NeighbourhoodRule(Rule):
                 out.append(ctx.chunk_finding(self, c, msg))
         return out
 
+    @abstractmethod
     def message(self, found: Neighbourhoods, i: int, c: Chunk, display: Callable[[str], str]) -> str | None:
-        raise NotImplementedError
+        """The finding's words for chunk ``c`` (point ``i`` of ``found``); None when it is not a hub, orphan or
+        near-duplicate, as each rule judges."""
 
 
 def where(found: Neighbourhoods, nb: Neighbour, display: Callable[[str], str]) -> str:

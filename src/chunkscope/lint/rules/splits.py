@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
-from ...strategies.code_cuts import boundary_lines, code_lines, fence_margin, needed_cuts
+from ...strategies.code_cuts import (
+    boundary_lines,
+    code_lines,
+    fence_margin,
+    needed_cuts,
+)
 from ...structure import trim
 from ..findings import ERROR, WARNING
 from ..rule import Rule
@@ -45,10 +51,10 @@ class SplitRule(Rule):
             out.append(f)
         return out
 
+    @abstractmethod
     def report(self, ctx: LintContext, b: Block, bs: int, be: int, c: Chunk, at: int) -> Finding | None:
         """The finding for block ``b`` (trimmed to ``[bs, be)``), which chunk ``c`` ends inside, before ``at``;
-        None when this cut is allowed."""
-        raise NotImplementedError
+        None when this cut is allowed. Each kind of block (fence, table, list, admonition) says its own."""
 
 
 def _size_note(ctx: LintContext, c: Chunk, bs: int, be: int) -> str:
