@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -36,9 +36,12 @@ from .model_info import model_dimension, model_identity
 from .paths import TokenizerError, cache_home
 from .progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
 
+if TYPE_CHECKING:
+    from .config import Config
+
 __all__ = [
     "CACHE_FILE", "Cancelled", "DEFAULT_MODEL_MODULES", "EMBED_MODULES", "EmbedError", "EmbedStats", "Embedded",
-    "Embedder", "EmbedderSpecError", "EmbeddingCache", "MissingExtra", "RETRIEVAL_EXTRA", "STORE_MODULES",
+    "Embedder", "EmbedderSpecError", "embedder_for", "EmbeddingCache", "MissingExtra", "RETRIEVAL_EXTRA", "STORE_MODULES",
     "missing_retrieval", "model_dimension", "model_identity", "require_extra", "text_sha",
 ]
 
@@ -318,3 +321,11 @@ class Embedder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def embedder_for(config: "Config", model: str | None = None, url: str | None = None) -> Embedder:
+    """The configured embedder (``[embedder]``: model, url, device, batch_size, runtime), with ``model``/``url``
+    (a caller's explicit choice: command-line flags, a grid's value) over the file's (`Config.embedder_spec`)."""
+    e = config.embedding
+    return Embedder(config.embedder_spec(model, url), device=e.get("device"), batch_size=int(e.get("batch_size", 32)),
+                    runtime=e.get("runtime"))

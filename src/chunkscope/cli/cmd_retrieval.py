@@ -73,15 +73,13 @@ def open_store(ctx, args):
 def make_embedder(ctx, args, model: str | None = None):
     """The embedder: ``model`` (a grid's value), else --embedder, with --embed-url, over [embedder] (see
     `Config.embedder_spec`). The URL goes only to an endpoint: a grid may mix local models and endpoints."""
-    from ..embed import Embedder
+    from ..embed import embedder_for
 
-    e = ctx.config.embedding
     name = model or getattr(args, "embedder", None)
     url = getattr(args, "embed_url", None)
     if name and not name.startswith("openai:"):
         url = None
-    spec = ctx.config.embedder_spec(name, url)
-    return Embedder(spec, device=e.get("device"), batch_size=int(e.get("batch_size", 32)), runtime=e.get("runtime"))
+    return embedder_for(ctx.config, name, url)
 
 
 def add_search_arg(p: argparse.ArgumentParser, several: bool = False) -> None:

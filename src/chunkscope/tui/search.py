@@ -232,16 +232,14 @@ class SearchSession:
 
     def retriever(self, resolved: ResolvedStrategy):
         """The retriever of a strategy (opening the store and creating the embedder the first time)."""
-        from ..embed import Embedder
+        from ..embed import embedder_for
         from ..retrieval import Retriever
         from ..store import Store
 
         with self.lock:
             self._catch_up()
             if self._embedder is None:
-                emb = self.config.embedding
-                self._embedder = Embedder(self.config.embedder_spec(), device=emb.get("device"),
-                                          batch_size=int(emb.get("batch_size", 32)), runtime=emb.get("runtime"))
+                self._embedder = embedder_for(self.config)
             if self._store is None:
                 q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
                 self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout)
