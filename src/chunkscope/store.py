@@ -541,12 +541,12 @@ class Store:
         name = collection
         if name not in self._dims:
             self.ensure_collection(name, embedder.dim)
-        # Keyword weights are normalised by the mean chunk length of the whole tree. A partial load (one file)
-        # keeps the mean its collection was written with, so indexing one file rewrites no other point.
+        # Keyword weights are normalised by a mean chunk length fixed when the collection is first written (the
+        # chunks given then) and read back from any point afterwards: an edit, or indexing one file, then rewrites
+        # only the points that changed, and an unchanged tree costs no term extraction at all. (The mean drifts
+        # from the tree's as it grows; BM25's length normalisation is a soft one, and a rebuild refreshes it.)
         bm25 = Bm25Encoder()
-        terms = {id(c): bm25.terms(c.embed_text) for c in chunks}
-        avgdl = (self._stored_avgdl(name) if scope is not None else None) or average_length(
-            len(t) for t in terms.values())
+        avgdl = self._stored_avgdl(name) or average_length(len(bm25.terms(c.embed_text)) for c in chunks)
         if scope is not None:
             chunks = [c for c in chunks if c.path in scope]  # never write what the scope would not delete
         report = IndexReport(collection=name, chunks=len(chunks))
@@ -588,7 +588,7 @@ class Store:
             report.cached += st.hits
             points = []
             for (pid, c, payload), v in zip(batch, vecs):
-                sv = bm25.document(terms[id(c)], avgdl)
+                sv = bm25.document(bm25.terms(c.embed_text), avgdl)
                 points.append(models.PointStruct(id=pid, payload=payload, vector={
                     DENSE: v.tolist(), KEYWORD: models.SparseVector(indices=sv.indices, values=sv.values)}))
             try:
