@@ -79,6 +79,14 @@ def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def runs_on_onnx(spec: EmbedderSpec, runtime: str | None, device: str | None) -> bool:
+    """Whether the model runs on ONNX Runtime: the default model, unless torch is asked for (``runtime`` or a GPU
+    ``device``, which torch keeps) or ONNX Runtime is not installed."""
+    if spec.kind != "minilm" or runtime == "torch":
+        return False
+    return runtime == "onnx" or (onnx_runtime_available() and device in (None, "cpu"))
+
+
 def make_encoder(spec: EmbedderSpec, *, model_dir: Path | None, dim: int | None, max_seq_length: int,
                  device: str | None = None, batch_size: int = 32, threads: int | None = None,
                  runtime: str | None = None) -> Encoder:
@@ -92,13 +100,11 @@ def make_encoder(spec: EmbedderSpec, *, model_dir: Path | None, dim: int | None,
 
         return OpenAIEncoder(spec, batch_size=max(batch_size, 64))
     assert model_dir is not None
-    if spec.kind == "minilm":
-        want = runtime or ("onnx" if onnx_runtime_available() and device in (None, "cpu") else "torch")
-        if want == "onnx":
-            from .onnx_minilm import OnnxMiniLMEncoder
+    if runs_on_onnx(spec, runtime, device):
+        from .onnx_minilm import OnnxMiniLMEncoder
 
-            return OnnxMiniLMEncoder(spec, model_dir, max_seq_length=max_seq_length, batch_size=batch_size,
-                                     threads=threads)
+        return OnnxMiniLMEncoder(spec, model_dir, max_seq_length=max_seq_length, batch_size=batch_size,
+                                 threads=threads)
     return SentenceTransformerEncoder(spec, model_dir, dim=dim, max_seq_length=max_seq_length, device=device,
                                       batch_size=batch_size, threads=threads)
 
@@ -137,8 +143,7 @@ class Embedder:
             self.model_dir: Path | None = None
             dim = spec.known_dim
         else:
-            want_onnx = spec.kind == "minilm" and runtime != "torch"
-            modules = () if want_onnx and onnx_runtime_available() else EMBED_MODULES
+            modules = () if runs_on_onnx(spec, runtime, device) else EMBED_MODULES
             require_extra((*modules, *(DEFAULT_MODEL_MODULES if spec.is_default else ())))
             try:
                 self.model_dir = spec.model_dir
