@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkscope.docs import decode_document
+from chunkscope.tokens import offline
 from chunkscope.tokens import (
     TiktokenSliceCounter,
     TokenizerError,
@@ -33,7 +34,7 @@ def test_encodings_build_offline_through_tiktoken_loader(monkeypatch: pytest.Mon
         raise AssertionError("network access attempted")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    tiktoken_encoding.cache_clear()
+    offline._load.cache_clear()  # noqa: SLF001 - built again, here, under the watch
     for name in ("cl100k_base", "o200k_base"):
         enc = tiktoken_encoding(name)
         assert enc.name == name
@@ -185,6 +186,53 @@ def test_prepared_documents_get_their_own_tokens(parts: list[str]) -> None:
             assert c.count(0, len(d.text)) == len(tok.encoding.encode_ordinary(d.text))
 
 
+@given(parts=st.lists(texts.filter(bool), min_size=2, max_size=8), name=st.sampled_from(["cl100k_base", "o200k_base"]))
+@settings(max_examples=300, deadline=None)
+def test_documents_encoded_as_one_group_get_exactly_their_own_tokens(parts: list[str], name: str) -> None:
+    """`prepare` encodes documents joined into groups: every document's share of its group's tokens must be
+    what encoding it alone gives, whatever its first and last characters (the joints' clean cuts)."""
+    from chunkscope.docs import Document
+    from chunkscope.tokens.background import GROUP_BYTES, prepare
+
+    docs = [Document.from_text(p, path=f"d{i}.md") for i, p in enumerate(parts)]
+    assert sum(len(d.text.encode()) for d in docs) < GROUP_BYTES  # one document, then one group of all the rest
+    prepare(docs, name)
+    enc = tiktoken_encoding(name)
+    for d in docs:
+        pending = d.analysis._pending[name]  # noqa: SLF001 - the group's share, before a counter takes it over
+        own = pending._group.tokens_of(pending._index)  # noqa: SLF001
+        assert own.tolist() == enc.encode_ordinary(d.text), repr(d.text)
+
+
+def test_joints_are_clean_cuts_or_none() -> None:
+    from chunkscope.tokens.background import joint
+
+    assert joint("text\n", "# Next") == "x\n" and joint("text.", "Next") == " \n"
+    assert joint("text\n", " indented") is None and joint("text\n", "/path") is None  # no clean cut before them
+    assert joint("text \t", "Next") is None  # trailing blanks run on into any separator
+    for before, after in [("a\r\n", "b"), ("}", "{"), ("日本語", "😀"), ("x\n", "'s")]:
+        sep = joint(before, after)
+        assert sep is not None
+        joined = before + sep + after
+        assert is_clean_cut(joined, len(before)) and is_clean_cut(joined, len(before) + len(sep))
+
+
+def test_a_group_whose_joint_falls_inside_a_token_encodes_those_documents_alone() -> None:
+    """The safety net behind the clean-cut rule: a document whose bounds are not token starts in its group's
+    encoding is encoded on its own (here the group is joined with no separator at all, "hel" + "lo")."""
+    from concurrent.futures import Future
+
+    from chunkscope.tokens.background import _Group
+    from chunkscope.tokens.offline import encode_array
+
+    tokens: Future = Future()
+    tokens.set_result(encode_array("cl100k_base", "hello"))
+    assert len(tokens.result()) == 1  # one token across the joint
+    group = _Group("cl100k_base", ["hel", "lo"], [(0, 3), (3, 5)], tokens)
+    enc = tiktoken_encoding("cl100k_base")
+    assert [group.tokens_of(i).tolist() for i in range(2)] == [enc.encode_ordinary("hel"), enc.encode_ordinary("lo")]
+
+
 def test_prepared_corpus_offsets_match_fresh_encodes(corpus) -> None:
     from chunkscope.docs import load_docs
     from chunkscope.tokens import prepare, token_offsets
@@ -238,12 +286,12 @@ def test_encodings_are_built_without_touching_tiktoken_ext(monkeypatch: pytest.M
 
     monkeypatch.setattr(public, "__class__", Watched)
     writes.clear()  # monkeypatch's own assignment went through the watch
-    tokens.tiktoken_encoding.cache_clear()
+    offline._load.cache_clear()  # noqa: SLF001
     try:
         for name in ("cl100k_base", "o200k_base"):
             tokens.tiktoken_encoding(name)
     finally:
-        tokens.tiktoken_encoding.cache_clear()
+        offline._load.cache_clear()  # noqa: SLF001
     assert writes == []
 
 

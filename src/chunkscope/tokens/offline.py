@@ -107,11 +107,27 @@ def tiktoken_constructor_args(name: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=None)
-def tiktoken_encoding(name: str) -> "tiktoken.Encoding":
-    """The ``tiktoken.Encoding`` for ``name``, built offline once per process."""
+def _load(name: str) -> "tuple[tiktoken.Encoding, numpy.ndarray]":
+    """The encoding and its token byte lengths, from one read of the rank file (reading it is most of the cost)."""
+    # numpy first: on import, OpenBLAS starts worker threads that spin for about 60 ms, on the second core the
+    # background encoder needs; imported here, they spin while this thread reads the ranks (~100 ms) instead of
+    # while the tree is chunked (bench/bench_chunking.py).
+    import numpy as np
     import tiktoken
 
-    return tiktoken.Encoding(**tiktoken_constructor_args(name))
+    args = tiktoken_constructor_args(name)
+    ranks = args["mergeable_ranks"]
+    encoding = tiktoken.Encoding(**args)
+    lengths = np.zeros(encoding.n_vocab, dtype=np.int64)  # special tokens: 0, they are never made
+    # Whole arrays, not 100k numpy item assignments (a fifth of the time): this runs in every process.
+    lengths[np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))] = np.fromiter(
+        map(len, ranks), dtype=np.int64, count=len(ranks))
+    return encoding, lengths
+
+
+def tiktoken_encoding(name: str) -> "tiktoken.Encoding":
+    """The ``tiktoken.Encoding`` for ``name``, built offline once per process."""
+    return _load(name)[0]
 
 
 def populate_tiktoken_cache(cache_dir: str | os.PathLike[str]) -> None:
@@ -124,17 +140,9 @@ def populate_tiktoken_cache(cache_dir: str | os.PathLike[str]) -> None:
             target.write_bytes(_rank_file(name).read_bytes())
 
 
-@lru_cache(maxsize=4)
 def token_byte_lengths(name: str) -> "numpy.ndarray":
     """The byte length of every token of the encoding, by token id (special tokens: 0; they are never made)."""
-    import numpy as np
-
-    ranks = _ranks(name)
-    lengths = np.zeros(tiktoken_encoding(name).n_vocab, dtype=np.int64)
-    # Whole arrays, not 100k numpy item assignments (a fifth of the time): this runs in every process.
-    lengths[np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))] = np.fromiter(
-        map(len, ranks), dtype=np.int64, count=len(ranks))
-    return lengths
+    return _load(name)[1]
 
 
 def encode_array(name: str, text: str) -> "numpy.ndarray":
