@@ -216,19 +216,35 @@ def test_a_config_preset_can_use_the_plugin(plugin_site: Path, tmp_path: Path) -
 
 
 def test_library_and_picker_read_the_same_registry(plugin_on_path: Path) -> None:
-    from chunkscope.tui.session import available_strategies
-
     names = chunk_mod.strategy_names()
     assert names[: len(chunk_mod._BUILTIN)] == list(chunk_mod._BUILTIN)  # noqa: SLF001
     assert {"myplugin", "broken", "misnamed"} <= set(names) and names.count("recursive") == 1
 
-    picker = available_strategies()
-    assert picker["myplugin"] is None and picker["recursive"] is None
-    assert picker["broken"] is not None  # its module is missing: shown as unavailable
-
     chunks = chunkscope.chunk_text("one\ntwo\n\nthree\n", "myplugin")
     assert [c.text for c in chunks] == ["one\ntwo", "three"]
     assert [c.start_line for c in chunks] == [1, 4]
+
+
+@pytest.mark.anyio
+async def test_the_app_picker_cuts_with_the_plugin_and_says_in_one_line_why_a_broken_one_cannot(
+        plugin_on_path: Path) -> None:
+    pytest.importorskip("textual")
+    from chunkscope.tui.widgets.strategy_bar import StrategyBar
+    from tests.pilot import make_app, wait_for
+
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        bar = app.explorer.query_one(StrategyBar)
+        offered = [value for _, value in bar.options()]
+        assert {"myplugin", "broken"} <= set(offered)
+        app.choose_strategy("myplugin")
+        await wait_for(pilot, lambda: app.explorer.result is not None and app.explorer.result.resolved.name == "myplugin"
+                       and app.explorer.result.complete, what="the file cut by the plugin")
+        app.choose_strategy("broken")
+        errors = lambda: [n for n in app._notifications if n.severity == "error"]  # noqa: E731, SLF001
+        await wait_for(pilot, lambda: bool(errors()), what="the broken plugin's notice")
+        assert "'broken'" in errors()[0].message and "\n" not in errors()[0].message
+        assert app.explorer.resolved.name == "myplugin"  # the current strategy stays
 
 
 def test_a_broken_plugin_raises_a_kind_of_unknown_strategy(plugin_on_path: Path) -> None:

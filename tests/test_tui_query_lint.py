@@ -1,4 +1,4 @@
-"""The query pane searching as you type, the lint pane's rule filter, and `strategy_available` (Pilot-driven)."""
+"""The query pane searching as you type and the lint pane's rule filter (Pilot-driven)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import pytest
 
 from chunkscope.progress import Phase, Progress
 
-from chunkscope import chunk as chunk_mod
-from chunkscope.chunk import strategy_available, strategy_names
 from chunkscope.config import parse_config
 
 pytest.importorskip("textual")
@@ -21,7 +19,6 @@ from textual.widgets import Checkbox, Input, OptionList, Select  # noqa: E402
 
 from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.search import Answer  # noqa: E402
-from chunkscope.tui.session import available_strategies  # noqa: E402
 from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
 from chunkscope.tui.widgets.key_bar import KeyBar  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402
@@ -339,18 +336,3 @@ async def test_lint_errors_only_hides_warnings_and_recounts_the_rules():
         pane.query_one("#lint-errors-only", Checkbox).value = False
         await wait_for(pilot, lambda: findings.option_count == len(report.findings), what="every finding again")
         assert not pane.errors_only
-
-
-# --- strategy_available ---------------------------------------------------------------------------------------
-
-
-def test_strategy_available_for_every_builtin_and_not_for_unknown_names(monkeypatch):
-    assert strategy_names() and all(strategy_available(n) for n in strategy_names())
-    assert not strategy_available("no-such-strategy")
-    assert not strategy_available("")
-    # A registered name whose module is missing is unavailable, and the picker's list says why.
-    monkeypatch.setitem(chunk_mod._BUILTIN, "ghost", "chunkscope.strategies.no_such_module:Ghost")  # noqa: SLF001
-    assert not strategy_available("ghost")
-    listed = available_strategies()
-    assert listed["ghost"] is not None and "ghost" in listed["ghost"]
-    assert all(listed[n] is None for n in strategy_names() if n != "ghost")

@@ -727,35 +727,6 @@ def strategy_class(name: str) -> type[Strategy]:
     return _load_plugin(ep)
 
 
-def strategy_available(name: str) -> bool:
-    """Whether a registered strategy can be used in this build (False for a name nobody registered).
-
-    Only looks the strategy's module up, without importing it: pickers ask this for every name at start-up, and
-    importing each strategy there would delay the first paint. A module that is present but fails on import
-    still answers True here and reports its error when the strategy is first built.
-
-    Args:
-        name: a strategy name, as listed by `strategy_names` (built-in or registered by another package).
-
-    Returns:
-        True when the name is registered and its module can be found.
-    """
-    import importlib.util
-
-    target = _BUILTIN.get(name)
-    if target is not None:
-        module = target.split(":", 1)[0]
-    else:
-        ep = _plugins().entry_points.get(name)
-        if ep is None:
-            return False
-        module = ep.module
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a missing parent package, or a module with no spec
-        return False
-
-
 def get_strategy(name: str, **params: Any) -> Strategy:
     """A configured strategy: ``get_strategy("recursive", chunk_size=384)``."""
     return strategy_class(name)(**params)

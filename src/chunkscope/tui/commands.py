@@ -7,7 +7,7 @@ from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from .session import available_strategies
+from ..chunk import strategy_names
 
 
 class ChunkscopeCommands(Provider):
@@ -21,7 +21,7 @@ class ChunkscopeCommands(Provider):
         if explorer is None:
             return []
         out: list[tuple[str, Callable[[], object], str]] = []
-        names = [n for n, problem in available_strategies().items() if problem is None]
+        names = strategy_names()
         presets = list(explorer.config.presets)
         for name in names + presets:
             out.append((f"strategy: {name}", partial(app.choose_strategy, name), f"re-cut the tree with {name}"))

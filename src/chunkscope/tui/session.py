@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..chunk import Chunk, chunk_documents, count_embed_tokens, strategy_available, strategy_names
+from ..chunk import Chunk, chunk_documents, count_embed_tokens
 from ..config import Config, ResolvedStrategy, resolve_strategy
 from ..docs import Document, DocsTree, Problem, iter_doc_files, read_document
 from ..file_report import embed_cuts
@@ -73,17 +73,6 @@ class TreeResult:
 
     def token_counts(self) -> list[int]:
         return [c.tokens for e in self.entries.values() for c in e.chunks]
-
-
-def available_strategies() -> dict[str, str | None]:
-    """Every registered strategy name → None when its module is installed, else why not.
-
-    Only looks the modules up (no import, see `strategy_available`): the picker is built at start-up, and
-    importing every strategy there would delay the first paint. A strategy that fails on import is reported when
-    it is picked.
-    """
-    return {name: None if strategy_available(name) else f"{name}: not available in this build (its module is missing)"
-            for name in strategy_names()}
 
 
 def resolve(config: Config, name: str, params: dict[str, Any] | None = None) -> ResolvedStrategy:

@@ -18,12 +18,13 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...safe_text import visible
+from ...chunk import strategy_names
 from ...compare import FileDiff, diff_chunks
 from ...config import Config, ResolvedStrategy
 from ...docs import DocsTree
 from ..highlight import line_colours
 from ..layout import SourceLayout
-from ..session import FileResult, available_strategies, chunk_file, resolve
+from ..session import FileResult, chunk_file, resolve
 from ..widgets.key_bar import KeyBar
 from ..widgets.source_view import SourceView
 from ..widgets.strategy_bar import StrategyBar
@@ -50,7 +51,7 @@ def default_other(config: Config, current: ResolvedStrategy, other: str | None) 
     """The right-hand strategy: the one asked for, else the next usable strategy after the current one."""
     if other:
         return resolve(config, other)
-    names = [n for n, problem in available_strategies().items() if problem is None and n != "custom"]
+    names = [n for n in strategy_names() if n != "custom"]
     if current.name in names and len(names) > 1:
         nxt = names[(names.index(current.name) + 1) % len(names)]
     else:
