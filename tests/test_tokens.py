@@ -345,3 +345,21 @@ def test_numpy_is_imported_with_the_environment_as_the_user_left_it() -> None:
     out = subprocess.run([sys.executable, "-c", _ENV_AT_NUMPY_IMPORT], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["None"]
+
+
+def test_a_tree_with_a_lone_surrogate_document_chunks_every_document_exactly() -> None:
+    """Text from the library API may hold lone surrogates (not encodable as UTF-8): `prepare` leaves that
+    document out of its groups, its counter encodes slices one by one, and its neighbours are grouped as usual."""
+    from chunkscope.chunk import chunk_documents, get_strategy
+    from chunkscope.docs import Document
+
+    texts = ["# One\n\nFirst document.\n", "# Two\n\nBroken \ud800 text here.\n", "# Three\n\nThird document.\n"]
+    docs = [Document.from_text(t, path=f"d{i}.md") for i, t in enumerate(texts)]
+    enc = tiktoken_encoding("cl100k_base")
+    results = chunk_documents(docs, get_strategy("recursive", chunk_size=8, chunk_overlap=0))
+    assert [r.error for r in results] == [None, None, None]
+    for r, text in zip(results, texts):
+        assert r.chunks
+        for c in r.chunks:
+            assert c.text == text[c.start:c.end]
+            assert c.tokens == len(enc.encode_ordinary(c.text))
