@@ -19,7 +19,8 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from .offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding, token_byte_lengths
 from .slices import is_clean_cut, token_offsets
@@ -159,37 +160,42 @@ def prepare(docs: Iterable["Document"], name: str) -> None:
     # Loaded here, on the caller's thread and once: a broken installation fails here, not inside a job.
     tiktoken_encoding(name)
     token_byte_lengths(name)
-    batch: list[Document] = []
-    parts: list[str] = []
-    bounds: list[tuple[int, int]] = []
-    size = 0  # bytes in parts
-    limit = 0  # the first group is one document
-
-    def submit() -> None:
-        nonlocal parts, bounds, batch, size, limit
-        if not batch:
-            return
-        text = "".join(parts)
-        group = _Group(name, [d.text for d in batch], bounds, _ENCODER.submit(lambda: encode_array(name, text)))
-        for i, d in enumerate(batch):
+    for members in _groups(docs, name):
+        text = "".join(sep + d.text for d, sep, _ in members)
+        bounds, at = [], 0
+        for _, sep, size in members:
+            at += len(sep)  # the separators are ASCII: as many bytes as characters
+            bounds.append((at, at + size))
+            at += size
+        tokens = _ENCODER.submit(partial(encode_array, name, text))
+        group = _Group(name, [d.text for d, _, _ in members], bounds, tokens)
+        for i, (d, _, _) in enumerate(members):
             d.analysis.expect_offsets(name, PendingOffsets(group, i))
-        batch, parts, bounds, size, limit = [], [], [], 0, GROUP_BYTES
 
+
+def _groups(docs: Iterable["Document"], name: str) -> "Iterator[list[tuple[Document, str, int]]]":
+    """The documents to encode, a group at a time: (document, separator before it, its size in UTF-8 bytes).
+
+    The first group is the first document alone; then about `GROUP_BYTES` a group, a new one started where no
+    separator can join two documents. Documents with nothing to encode, or encoded already, are left out, and so
+    is text that is not valid Unicode (lone surrogates): its counter encodes its slices one by one.
+    """
+    members: list[tuple[Document, str, int]] = []
+    size, limit = 0, 0
     for d in docs:
         analysis = d.analysis
         if not d.text or analysis.has_counter(name) or analysis.offsets_pending(name):
             continue
         try:
-            raw_len = len(d.text.encode("utf-8"))
-        except UnicodeEncodeError:  # lone surrogates: its counter encodes slices one by one
+            nbytes = len(d.text.encode("utf-8"))
+        except UnicodeEncodeError:
             continue
-        sep = joint(batch[-1].text, d.text) if batch else ""
-        if sep is None or size >= limit:
-            submit()
-            sep = ""
-        parts += [sep, d.text] if sep else [d.text]
-        size += len(sep)
-        bounds.append((size, size + raw_len))
-        size += raw_len
-        batch.append(d)
-    submit()
+        joined = joint(members[-1][0].text, d.text) if members else None
+        if members and (joined is None or size >= limit):
+            yield members
+            members, size, limit = [], 0, GROUP_BYTES
+        sep = joined if members and joined is not None else ""  # a group's first document has none
+        members.append((d, sep, nbytes))
+        size += len(sep) + nbytes
+    if members:
+        yield members
