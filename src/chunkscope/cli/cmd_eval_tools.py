@@ -441,12 +441,23 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if not pset.sections:
         error(f"nothing to probe: no heading at levels {lo}-{hi} has a body ({pset.headings} headings found)")
         return EXIT_OK
+    # As eval does: one probe() per search mode, since each preset may name its own (what tune chose); the
+    # strategies keep the order given in the one table.
+    groups: dict[str, list[tuple[str, Any]]] = {}
+    for r in resolved:
+        groups.setdefault(search_mode(args, ctx.config, r), []).append((r.label, r.strategy))
     embedder = make_embedder(ctx, args)
+    parts = []
     with open_store(ctx, args) as store:
         with graceful_interrupt() as cancel, progress_bar("probe", quiet=args.json) as on_progress:
-            result = probe(ctx.tree, [(r.label, r.strategy) for r in resolved], k=k, probe_set=pset,
-                           embedder=embedder, store=store, on_progress=on_progress, cancel=cancel,
-                           site_url=ctx.config.site_url or None, search_mode=search_mode(args, ctx.config))
+            for mode, pairs in groups.items():
+                part = probe(ctx.tree, pairs, k=k, probe_set=pset, embedder=embedder, store=store,
+                             on_progress=on_progress, cancel=cancel, site_url=ctx.config.site_url or None,
+                             search_mode=mode)
+                parts.append(part)
+                if part.cancelled:
+                    break  # a stop covers the rest: what finished is reported
+    result = _merged_probe(parts, [r.label for r in resolved])
     if args.json:
         print(json_line(result.to_dict()))
     else:
@@ -454,6 +465,17 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if result.cancelled:
         raise Interrupted("the results above cover only the strategies that finished")
     return documents_exit(ctx.tree)
+
+
+def _merged_probe(parts: list[Any], order: list[str]) -> Any:
+    """One `ProbeResult` of the probes run per search mode (same questions), strategies in the order given."""
+    from ..tuning import ProbeResult
+
+    first = parts[0]
+    rank = {label: i for i, label in enumerate(order)}
+    outcomes = sorted((o for p in parts for o in p.outcomes), key=lambda o: rank.get(o.label, len(rank)))
+    return ProbeResult(first.k, first.ks, first.probe_set, outcomes, seconds=sum(p.seconds for p in parts),
+                       cancelled=any(p.cancelled for p in parts))
 
 
 def _skipped_text(skipped: dict[str, int]) -> str:
@@ -564,7 +586,7 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
     if name in cfg.presets:
         preset = dict(cfg.presets[name])
         strat = preset.pop("strategy")
-        preset.pop("search", None)  # the preset's search mode is no parameter (--search gives the sweep's)
+        preset.pop("search", None)  # no parameter: the sweep runs in it (`_sweep_preset`) unless --search says
         base = {**cfg.strategies.get(strat, {}), **preset, **cli}
     else:
         strat = name
@@ -575,6 +597,15 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
         if key not in declared:
             raise ParamError(f"{strat}: unknown parameter {key!r} (parameters: {', '.join(declared) or 'none'})")
     return strat, base
+
+
+def _sweep_preset(args: argparse.Namespace, cfg) -> Any:
+    """What `search_mode` reads of the swept preset: its ``search`` (None for a strategy, or a preset naming
+    none). The sweep's points then run in the mode the preset is used in, unless --search or a grid says."""
+    from types import SimpleNamespace
+
+    name = args.strategy[0] if args.strategy else cfg.strategy
+    return SimpleNamespace(search=cfg.presets.get(name, {}).get("search"))
 
 
 def check_one_strategy(args: argparse.Namespace) -> None:
@@ -610,18 +641,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         queries = load_queries(args.queries)
         threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
+    preset = _sweep_preset(args, ctx.config)
+    preset_mode, mode = preset.search, search_mode(args, ctx.config, preset)
     embedder = make_embedder(ctx, args)
     with open_store(ctx, args) as store:
         with graceful_interrupt() as cancel, progress_bar(f"sweep {strat}", quiet=args.json) as on_progress:
             result = sweep(ctx.tree, strat, grid, queries, base_params=base, k=k, metric=args.metric,
                            threshold=threshold, max_queries=None if args.probe else max_q, embedder=embedder,
                            store=store, keep=args.keep, on_progress=on_progress, cancel=cancel,
-                           site_url=ctx.config.site_url or None, search_mode=search_mode(args, ctx.config),
+                           site_url=ctx.config.site_url or None, search_mode=mode,
                            embedder_factory=lambda name: make_embedder(ctx, args, name))
     if args.json:
         print(json_line(result.to_dict()))
     else:
-        print_sweep(result, args.preset_name)
+        # The swept preset's mode goes into the printed one too (unless the grid chose a mode): a preset found
+        # best in hybrid search and used in dense would not be the one that was scored.
+        keep_mode = mode if preset_mode is not None and "search" not in grid else None
+        print_sweep(result, args.preset_name, keep_mode)
     if result.cancelled:
         raise Interrupted("the table covers the points that finished")
     if result.best is None:
@@ -630,7 +666,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return documents_exit(ctx.tree)
 
 
-def print_sweep(result, preset_name: str = "sweep-best") -> None:
+def print_sweep(result, preset_name: str = "sweep-best", search: str | None = None) -> None:
+    """The ranked table, what was skipped, and the best point as a preset (with ``search`` when given)."""
     from rich.text import Text
 
     con = console()
@@ -657,6 +694,8 @@ def print_sweep(result, preset_name: str = "sweep-best") -> None:
         con.print(Text(f"dropped the sweep's {len(result.dropped)} collections (--keep keeps them)", style="dim"))
     snippet = result.preset_toml(preset_name)
     if snippet:
+        if search is not None:
+            snippet += f'search = "{search}"\n'  # one of SEARCH_MODES: plain words, no TOML escaping needed
         con.print()
         con.print(Text("add to chunkscope.toml, then use -s " + preset_name + ":", style="bold"))
         # Printed raw (no rich wrapping) so it can be copied as is; values went through the TOML writer.

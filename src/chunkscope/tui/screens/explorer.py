@@ -474,7 +474,12 @@ class ExplorerScreen(Screen):
                 would rebuild its fields under their fingers (keys lost).
         """
         self.workers.cancel_group(self, "file-complete")
+        before = self.resolved
+        # Before `resolved` is set: the query pane asks its question again on a strategy change, in this mode.
+        mode_changed = self._adopt_preset_search(before, resolved, from_bar)
         self.resolved = resolved
+        if mode_changed:
+            self._search_mode_shown(resolved, asked=before.fingerprint() != resolved.fingerprint())
         bar = self.query_one(StrategyBar)
         if not from_bar and (bar.resolved is None or bar.resolved.fingerprint() != resolved.fingerprint()
                              or bar.resolved.label != resolved.label):
@@ -486,6 +491,28 @@ class ExplorerScreen(Screen):
         self.workers.cancel_group(self, "tree")
         self._tree_stale = True
         self.rechunk_file("change")
+
+    def _adopt_preset_search(self, old: ResolvedStrategy, new: ResolvedStrategy, from_bar: bool) -> bool:
+        """A preset naming its search mode (what tune chose) was chosen: the session searches in it. True when the
+        mode changed. A strategy or preset naming none keeps the user's mode; so does a parameter edited in the
+        strategy bar on the same preset (the user may have left its mode with ctrl+s: not a new choice)."""
+        mode = new.search
+        if mode is None or mode == self.search.search_mode:
+            return False
+        if from_bar and old.label.split("(", 1)[0] == new.label.split("(", 1)[0]:
+            return False
+        self.search.search_mode = mode
+        return True
+
+    def _search_mode_shown(self, resolved: ResolvedStrategy, *, asked: bool) -> None:
+        """Say that the preset changed the search mode: a notice (the user pressed no ctrl+s), and the query pane's
+        row and results as ctrl+s leaves them. ``asked``: the strategy change already asks the question again."""
+        mode = self.search.search_mode
+        self.notify(f"{visible(resolved.label, oneline=True)} names {mode} search: questions are matched that way "
+                    f"now (ctrl+s in the query pane changes it)", title=f"search: {mode}")
+        panes = self.query("#query-pane")
+        if panes:
+            panes.first().search_mode_changed(ask_again=not asked)
 
     # --- events from the widgets -------------------------------------------------------------------------------
 

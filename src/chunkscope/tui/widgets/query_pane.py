@@ -322,6 +322,15 @@ class QueryPane(Vertical):
         self._show_results_for()  # "search changed" until the new answer is in
         self._ask_again()
 
+    def search_mode_changed(self, *, ask_again: bool = True) -> None:
+        """The session's search mode was set from outside (a preset naming its mode was chosen): shown as ctrl+s
+        shows it, the answer on screen marked "search changed", and asked again when ``ask_again`` (False when
+        the strategy change asks again already)."""
+        self._show_controls()
+        self._show_results_for()
+        if ask_again:
+            self._ask_again()
+
     def _ask_again(self) -> None:
         """The question in the box, asked again now when its index is there (a search costs milliseconds)."""
         question = self.query_one("#query-input", Input).value.strip()
