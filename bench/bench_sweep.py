@@ -33,31 +33,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+from _setup import REPO, emit, load, table, write_report
+
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 DEFAULT_QUERIES = REPO / "bench" / "rust_book_queries.jsonl"
 TARGET = 1.10
-
-_lines: list[str] = []
-
-
-def emit(text: str = "") -> None:
-    print(text, flush=True)
-    _lines.append(text)
-
-
-def table(headers: list[str], rows: list[list[object]]) -> str:
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
 
 
 def main() -> int:
@@ -83,7 +63,8 @@ def main() -> int:
     from chunkscope.docs import load_docs
     from chunkscope.embed import Embedder
     from chunkscope.evaluate import load_queries, resolve_region
-    from chunkscope.tuning import grid_points, parse_grid, probe_sections, sweep
+    from chunkscope.cli.parsing import parse_grid
+    from chunkscope.tuning import grid_points, probe_sections, sweep
 
     emit(f"# sweep benchmark ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {load()})")
     tree = load_docs(args.corpus)
@@ -197,7 +178,7 @@ def main() -> int:
     emit()
     emit("winning preset:")
     emit(result.preset_toml().rstrip())
-    args.out.write_text("\n".join(_lines) + "\n", encoding="utf-8")
+    write_report(args.out)
     if args.cleanup:
         shutil.rmtree(scratch, ignore_errors=True)
     else:

@@ -38,33 +38,13 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+from _setup import REPO, emit, load, table, write_report
+
 BENCH = REPO / "bench"
 DEFAULT_RUST = REPO.parent / "shared" / "corpus" / "rust-book"
 DEFAULT_ATTRS = Path(os.environ.get("CHUNKSCOPE_ATTRS_DOCS", "/tmp/sdists/attrs-26.1.0/docs"))
 SEEDS = ("recursive", "fixed", "section", "section-sentence", "header-window", "content-type")
 TARGET_POINTS = 5.0
-
-_lines: list[str] = []
-
-
-def emit(text: str = "") -> None:
-    print(text, flush=True)
-    _lines.append(text)
-
-
-def table(headers: list[str], rows: list[list[object]]) -> str:
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -210,7 +190,7 @@ def main() -> int:
     emit(table(["tree", "held-aside questions", "tuned − best seed, hit@5 (points)", "target +5", "tune wall time"],
                [[d["tree"], d["questions"], f"{d['margin']:+.1f}", "met" if d["margin"] >= TARGET_POINTS else "NOT met",
                  f"{d['tune_seconds']:.0f} s"] for d in done]))
-    args.out.write_text("\n".join(_lines) + "\n", encoding="utf-8")
+    write_report(args.out)
     print(f"\n(written to {args.out})", file=sys.stderr)
     return 0
 

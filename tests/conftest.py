@@ -59,6 +59,26 @@ def topic_docs(tmp_path: Path) -> Path:
     return docs
 
 
+@pytest.fixture()
+def store(tmp_path: Path):
+    """A `Store` for ``tmp_path/docs`` in its own folder, closed after the test."""
+    from chunkscope.store import Store
+
+    s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
+    yield s
+    s.close()
+
+
+@pytest.fixture()
+def window_tree(tmp_path: Path):
+    """The loaded tree of `tuning_helpers.WINDOW_DOCS` (the tuning tests: sweep and tune)."""
+    from chunkscope.docs import load_docs
+
+    from .tuning_helpers import WINDOW_DOCS, write_docs
+
+    return load_docs(write_docs(tmp_path / "docs", WINDOW_DOCS))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """The Pilot tests run on asyncio (Textual's loop)."""

@@ -8,14 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkscope.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
-from chunkscope.docs import decode_document, load_docs
+from chunkscope.docs import load_docs
 from chunkscope.strategies._common import Protected
 from chunkscope.strategies.content_type import TYPES, ContentTypeStrategy, cuts_fence
 from chunkscope.strategies.header_window import FENCE_KINDS
 from chunkscope.tokens import get_tokenizer
 from tests.invariants import assert_deterministic, assert_trimmed_slices_cover_body
-
-SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
+from tests.markdown_strategies import decoded_doc, markdown, sample_documents
 
 #: Small budgets so fixtures stay readable.
 SMALL = dict(theoretical_tokens=40, code_tokens=80, mixed_tokens=60, overlap_tokens=10)
@@ -27,9 +26,7 @@ BIG_FENCE = "```python\n" + "\n".join(f"# step {i}\nvalue_{i} = compute({i})" fo
 
 
 def doc(text: str, path: str = PATH):
-    d, problems = decode_document(text.encode("utf-8"), path)
-    assert d is not None and not problems
-    return d
+    return decoded_doc(text, path)
 
 
 def chunk(text: str, path: str = PATH, **params):
@@ -350,38 +347,10 @@ WORDS = st.sampled_from(["robot", "joint", "the", "frame", "θ₁", "Größe", "
                          "`code`", "**bold**", "a.b", "end.", "#hash", "rclpy", "Gazebo", "Why?", "a,b"])
 
 
-def _line(draw) -> str:
-    return " ".join(draw(st.lists(WORDS, min_size=1, max_size=12)))
-
-
-@st.composite
-def markdown(draw) -> str:
-    """Headings 1-4, paragraphs, fences holding '#' comment lines, lists; sometimes front matter and CRLF."""
-    parts: list[str] = []
-    if draw(st.booleans()):
-        parts.append("---\ntitle: Generated Ü\ncomplexity: advanced\n---\n")
-    for _ in range(draw(st.integers(0, 14))):
-        kind = draw(st.sampled_from(["h", "p", "p", "fence", "list", "blank"]))
-        if kind == "h":
-            parts.append("#" * draw(st.integers(1, 4)) + " " + _line(draw) + "\n")
-        elif kind == "p":
-            parts.append("\n".join(_line(draw) for _ in range(draw(st.integers(1, 4)))) + "\n")
-        elif kind == "fence":
-            body = [draw(st.sampled_from(["# comment", "## not a heading", "x = 1", "", "fn main() {}", "  # indented",
-                                          "let s = \"a long string literal with words\";"]))
-                    for _ in range(draw(st.integers(0, 14)))]
-            closed = draw(st.integers(0, 9)) > 0
-            parts.append("```" + draw(st.sampled_from(["", "python", "rust"])) + "\n" + "".join(b + "\n" for b in body)
-                         + ("```\n" if closed else ""))
-        elif kind == "list":
-            parts.append("".join(f"- {_line(draw)}\n" for _ in range(draw(st.integers(1, 4)))))
-        else:
-            parts.append("\n")
-        parts.append("\n")
-    text = "".join(parts)
-    if draw(st.integers(0, 9)) == 0:
-        text = text.replace("\n", "\r\n")
-    return text
+#: What the generated fences hold: '#' comment lines among code, and a long line.
+FENCE_LINES = ["# comment", "## not a heading", "x = 1", "", "fn main() {}", "  # indented",
+               "let s = \"a long string literal with words\";"]
+GENERATED = markdown(WORDS, "---\ntitle: Generated Ü\ncomplexity: advanced\n---\n", FENCE_LINES, 14)
 
 
 PARAM_SETS = [
@@ -392,7 +361,7 @@ PARAM_SETS = [
 
 
 @pytest.mark.parametrize("params", PARAM_SETS)
-@given(text=markdown())
+@given(text=GENERATED)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_invariants_on_generated_markdown(params: dict, text: str) -> None:
     strategy = ContentTypeStrategy(**params)
@@ -421,10 +390,8 @@ def test_invariants_on_the_rust_book(corpus: Path) -> None:
 
 
 def test_invariants_on_sample_docs() -> None:
-    if not SAMPLE_DOCS.is_dir() or not any(SAMPLE_DOCS.rglob("*.md*")):
-        pytest.skip(f"no sample docs at {SAMPLE_DOCS}")
     strategy = ContentTypeStrategy()
-    for d in load_docs(SAMPLE_DOCS):
+    for d in sample_documents():
         chunks = strategy.chunk(d)
         check_invariants(d, strategy, chunks)
         assert chunks or not d.text[d.body_start:].strip()

@@ -539,7 +539,9 @@ def copy_tree(tmp_path):
     return load_docs(root)
 
 
-def test_a_miss_outranked_by_a_copy_of_its_chunk_is_shadowed(copy_tree):
+def prismatic_question(copy_tree):
+    """``copy_tree`` cut by `SectionsForTest`: the pool of all its chunks, other.md's chunks, joints.md, the question
+    for its Prismatic section and that section's region, the chunk holding it, and its twin in copy.md."""
     strat = SectionsForTest()
     joints, copy, other = (strat.chunk(copy_tree.get(p)) for p in ("joints.md", "copy.md", "other.md"))
     pool = joints + copy + other
@@ -548,6 +550,11 @@ def test_a_miss_outranked_by_a_copy_of_its_chunk_is_shadowed(copy_tree):
     region = resolve_region(copy_tree, q)
     holder = next(c for c in joints if c.text.startswith("## Prismatic"))
     twin = next(c for c in copy if c.text.startswith("## Prismatic"))
+    return pool, other, doc, q, region, holder, twin
+
+
+def test_a_miss_outranked_by_a_copy_of_its_chunk_is_shadowed(copy_tree):
+    pool, other, doc, q, region, holder, twin = prismatic_question(copy_tree)
     assert holder.text == twin.text
     o = [pool.index(c) for c in other]
     # The copy ranks 1st, the expected chunk 5th: its place within k went to its copy.
@@ -659,14 +666,7 @@ def test_the_eval_report_names_each_misses_chunks_whole_at_80_columns(copy_tree,
     from chunkscope.evaluate import EvalResult, mean_metrics
 
     monkeypatch.setenv("COLUMNS", "80")
-    strat = SectionsForTest()
-    joints, copy, other = (strat.chunk(copy_tree.get(p)) for p in ("joints.md", "copy.md", "other.md"))
-    pool = joints + copy + other
-    doc = copy_tree.get("joints.md")
-    q = case("joints.md", heading="Prismatic")
-    region = resolve_region(copy_tree, q)
-    holder = next(c for c in joints if c.text.startswith("## Prismatic"))
-    twin = next(c for c in copy if c.text.startswith("## Prismatic"))
+    pool, other, doc, q, region, holder, twin = prismatic_question(copy_tree)
     order = [pool.index(twin)] + [pool.index(c) for c in other[:5]] + [pool.index(holder)]
     res = judge(q, region, doc, hits_for(pool, order), relevant_of(pool, doc, region), ks=(1, 5), miss_k=5, depth=7)
     print_eval([EvalResult("sections", mean_metrics([res.metrics]), [res], ks=(1, 5))], [1, 5])

@@ -8,22 +8,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chunkscope.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
-from chunkscope.docs import decode_document, load_docs
+from chunkscope.docs import load_docs
 from chunkscope.strategies._common import Protected
 from chunkscope.strategies._common import FENCE_KINDS
 from chunkscope.strategies.header_window import HeaderWindowStrategy, chapter_title
 from tests.invariants import assert_deterministic, assert_trimmed_slices_cover_body
-
-SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
+from tests.markdown_strategies import decoded_doc, markdown, sample_documents
 
 #: Small limits so fixtures stay readable: sections over 50 words split, windows of 30 with 5 overlap.
 SMALL = dict(max_words=50, target_words=30, overlap_words=5, min_words=10, hard_max_words=60, lint_min_words=5)
 
 
 def doc(text: str, path: str = "docs/ch01-basics.md"):
-    d, problems = decode_document(text.encode("utf-8"), path)
-    assert d is not None and not problems
-    return d
+    return decoded_doc(text, path)
 
 
 def words(n: int, tag: str) -> str:
@@ -321,37 +318,8 @@ WORDS = st.sampled_from(["robot", "joint", "the", "frame", "θ₁", "Größe", "
                          "`code`", "**bold**", "a.b", "end.", "#hash", "C++"])
 
 
-def _line(draw) -> str:
-    return " ".join(draw(st.lists(WORDS, min_size=1, max_size=12)))
-
-
-@st.composite
-def markdown(draw) -> str:
-    """Headings 1-4, paragraphs, fences holding '#' comment lines, lists; sometimes front matter and CRLF."""
-    parts: list[str] = []
-    if draw(st.booleans()):
-        parts.append("---\ntitle: Generated Ü\n---\n")
-    for _ in range(draw(st.integers(0, 14))):
-        kind = draw(st.sampled_from(["h", "p", "p", "fence", "list", "blank"]))
-        if kind == "h":
-            parts.append("#" * draw(st.integers(1, 4)) + " " + _line(draw) + "\n")
-        elif kind == "p":
-            parts.append("\n".join(_line(draw) for _ in range(draw(st.integers(1, 4)))) + "\n")
-        elif kind == "fence":
-            body = [draw(st.sampled_from(["# comment", "## not a heading", "x = 1", "", "fn main() {}", "  # indented"]))
-                    for _ in range(draw(st.integers(0, 12)))]
-            closed = draw(st.integers(0, 9)) > 0  # an unclosed fence runs to the end of the document
-            parts.append("```" + draw(st.sampled_from(["", "python", "rust"])) + "\n" + "".join(b + "\n" for b in body)
-                         + ("```\n" if closed else ""))
-        elif kind == "list":
-            parts.append("".join(f"- {_line(draw)}\n" for _ in range(draw(st.integers(1, 4)))))
-        else:
-            parts.append("\n")
-        parts.append("\n")
-    text = "".join(parts)
-    if draw(st.integers(0, 9)) == 0:
-        text = text.replace("\n", "\r\n")
-    return text
+FENCE_LINES = ["# comment", "## not a heading", "x = 1", "", "fn main() {}", "  # indented"]
+GENERATED = markdown(WORDS, "---\ntitle: Generated Ü\n---\n", FENCE_LINES, 12)
 
 
 PARAM_SETS = [
@@ -362,7 +330,7 @@ PARAM_SETS = [
 
 
 @pytest.mark.parametrize("params", PARAM_SETS)
-@given(text=markdown())
+@given(text=GENERATED)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_invariants_on_generated_markdown(params: dict, text: str) -> None:
     strategy = HeaderWindowStrategy(**params)
@@ -387,10 +355,8 @@ def test_invariants_on_the_rust_book(corpus: Path) -> None:
 
 
 def test_invariants_on_sample_docs() -> None:
-    if not SAMPLE_DOCS.is_dir() or not any(SAMPLE_DOCS.rglob("*.md*")):
-        pytest.skip(f"no sample docs at {SAMPLE_DOCS}")
     strategy = HeaderWindowStrategy()
-    for d in load_docs(SAMPLE_DOCS):
+    for d in sample_documents():
         chunks = strategy.chunk(d)
         check_invariants(d, strategy, chunks)
         assert chunks or not d.text[d.body_start:].strip()

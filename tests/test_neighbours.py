@@ -61,13 +61,6 @@ def index_points(store: Store, named: list[tuple[str, str, np.ndarray]]) -> str:
     return name
 
 
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
-    yield s
-    s.close()
-
-
 def brute_force(vectors: np.ndarray, k: int) -> list[list[int]]:
     """Each row's k nearest other rows by cosine: the oracle (fine for a test's few dozen points)."""
     v = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -65,13 +65,6 @@ def make_chunks(path: str, texts: list[str], **meta) -> list[Chunk]:
     return out
 
 
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
-    yield s
-    s.close()
-
-
 def coll(store: Store) -> str:
     """The collection the tests below write to (`Store.use` is idempotent: the same name every call)."""
     return store.use("test", FakeEmbedder(), {"size": 1})

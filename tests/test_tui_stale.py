@@ -104,17 +104,25 @@ def starred(pane) -> list[str]:
     return out
 
 
+
+async def answered_knee(pilot, app, monkeypatch):
+    """The explorer on FK with the current strategy indexed, the fake retriever answering with its first chunk,
+    and "knee" asked and answered: (the explorer, the fake, the query pane, its input box)."""
+    await ready(pilot, app, FK)
+    ex = app.explorer
+    fake = install(app, monkeypatch)
+    fake.hits = [hit_of(ex.result.chunks[0], 1)]
+    ex.search.indexed.add(ex.resolved.fingerprint())
+    pane, box = await open_query(pilot, app)
+    await pilot.press(*"knee", "enter")
+    await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
+    return ex, fake, pane, box
+
+
 async def test_results_name_their_strategy_and_say_so_when_it_changes(monkeypatch):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app, FK)
-        ex = app.explorer
-        fake = install(app, monkeypatch)
-        fake.hits = [hit_of(ex.result.chunks[0], 1)]
-        ex.search.indexed.add(ex.resolved.fingerprint())
-        pane, box = await open_query(pilot, app)
-        await pilot.press(*"knee", "enter")
-        await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
+        ex, fake, pane, box = await answered_knee(pilot, app, monkeypatch)
         assert "results for “knee” from recursive · dense search" in results_for(pane)
         assert "changed" not in results_for(pane)
         # Another parameter set, not indexed yet: the results stay, marked as the old strategy's, dimmed.
@@ -139,14 +147,7 @@ async def test_results_name_their_strategy_and_say_so_when_it_changes(monkeypatc
 async def test_results_stay_marked_stale_when_the_new_strategy_s_index_build_is_stopped(monkeypatch):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, app, FK)
-        ex = app.explorer
-        fake = install(app, monkeypatch)
-        fake.hits = [hit_of(ex.result.chunks[0], 1)]
-        ex.search.indexed.add(ex.resolved.fingerprint())
-        pane, _box = await open_query(pilot, app)
-        await pilot.press(*"knee", "enter")
-        await wait_for(pilot, lambda: pane._answer is not None, what="an answer")  # noqa: SLF001
+        ex, fake, pane, _box = await answered_knee(pilot, app, monkeypatch)
         fake.index_gate = threading.Event()
         try:
             ex.set_strategy(resolve(ex.config, "recursive", {"chunk_size": 300}))

@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tomllib
-import zlib
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from chunkscope.config import ConfigError, load_config, parse_config, resolve_strategy
 from chunkscope.docs import load_docs
-from chunkscope.embed import Embedder
 from chunkscope.evaluate import Expect, QueryCase, load_queries, resolve_region
 from chunkscope.progress import CancelToken, Phase
 from chunkscope.store import Store
@@ -40,48 +36,16 @@ from chunkscope.tune import (
     write_preset,
 )
 
+from .tuning_helpers import WINDOW_DOCS, BagOfWords, write_docs
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-class BagOfWords(Embedder):
-    """Each lowercase word hashed to one of 383 dimensions (plus a tiny constant one, so no vector is zero);
-    a text's vector is its normalized word counts."""
-
-    def __init__(self, cache_dir) -> None:
-        super().__init__(cache_dir=cache_dir)
-        self.model_id = "test-tune-bag-of-words"
-        self.encoded: list[str] = []
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z0-9]+", t.lower()):
-                out[i, zlib.crc32(w.encode()) % (self.dim - 1)] += 1.0
-            out[i, self.dim - 1] = 1e-3
-            out[i] /= np.linalg.norm(out[i])
-        self.encoded.extend(texts)
-        return out
-
-
-def write_docs(root: Path, docs: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in docs.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
-
-
-# Three sections of two lines each, and a decoy page per heading word. A bag-of-words question "lidar" scores a
-# chunk 1/sqrt(its words): the section alone (8 words) 0.354 beats the decoy (the word among 10) at 0.316, while
-# a section with 50 tokens of the next one appended (section's default overlap: 16+ words, 0.25) or the whole
-# page (fixed 64-token windows) loses to it. So at k=1 only `section` without overlap answers every heading.
-WINDOW_DOCS = {
-    "sensors.md": ("## Lidar\nlaser scanner times reflected pulses measuring range\n"
-                   "## Cameras\nimage sensors capture colour frames through lenses\n"
-                   "## Radar\nradio echoes reveal velocity via doppler shift\n"),
-    "decoy-lidar.md": "lidar alpha bravo charlie delta echo foxtrot golf hotel india\n",
-    "decoy-cameras.md": "cameras juliet kilo lima mike november oscar papa quebec romeo\n",
-    "decoy-radar.md": "radar sierra tango uniform victor whiskey xray yankee zulu omega\n",
-}
+# WINDOW_DOCS: three sections of two lines each, and a decoy page per heading word. A bag-of-words question
+# "lidar" scores a chunk 1/sqrt(its words): the section alone (8 words) 0.354 beats the decoy (the word among 10)
+# at 0.316, while a section with 50 tokens of the next one appended (section's default overlap: 16+ words, 0.25)
+# or the whole page (fixed 64-token windows) loses to it. So at k=1 only `section` without overlap answers every
+# heading.
 SMALL_SPACE = {"section": [[{"overlap_tokens": 0}, {"overlap_tokens": 50}]],
                "fixed": [[{"chunk_size": 64}], [{"chunk_overlap": 0}]]}
 
@@ -95,18 +59,6 @@ def many_docs(n: int = 27) -> dict[str, str]:
                                    f"words{i} here\n\n## {b.title()} notes\n\n{b} details of part{i} with "
                                    f"extra{i} text\n")
     return docs
-
-
-@pytest.fixture()
-def window_tree(tmp_path):
-    return load_docs(write_docs(tmp_path / "docs", WINDOW_DOCS))
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
-    yield s
-    s.close()
 
 
 # --- the space and the parts of the tree ------------------------------------------------------------------------

@@ -12,7 +12,6 @@ import json
 import re
 import tomllib
 
-import numpy as np
 import pytest
 
 from chunkscope.chunk import Param, ParamError, Span, Strategy, get_strategy
@@ -35,29 +34,7 @@ from chunkscope.tuning import (
     toml_value,
 )
 
-
-class BowEmbedder(Embedder):
-    """One dimension per lowercase word; a text's vector is its normalized word counts (plus a tiny constant
-    component, so a text without words is not a zero vector)."""
-
-    VOCAB: dict[str, int] = {}
-
-    def __init__(self, cache_dir) -> None:
-        super().__init__(cache_dir=cache_dir)
-        self.model_id = "test-bag-of-words"
-        self.encoded: list[str] = []
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z0-9]+", t.lower()):
-                j = self.VOCAB.setdefault(w, len(self.VOCAB))
-                assert j < self.dim - 1, "test vocabulary outgrew the vector"
-                out[i, j] += 1.0
-            out[i, self.dim - 1] = 1e-3
-            out[i] /= np.linalg.norm(out[i])
-        self.encoded.extend(texts)
-        return out
+from .tuning_helpers import BowEmbedder, write_docs
 
 
 SENSORS = """# Sensors
@@ -113,13 +90,6 @@ def split(text):
 '''
 
 
-def write_docs(root, docs):
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in docs.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
-
-
 @pytest.fixture()
 def probe_tree(tmp_path):
     return load_docs(write_docs(tmp_path / "docs", PROBE_DOCS))
@@ -130,13 +100,6 @@ def splitter(tmp_path):
     f = tmp_path / "splitter.py"
     f.write_text(SPLITTER, encoding="utf-8")
     return f"{f}:split"
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
-    yield s
-    s.close()
 
 
 def line_of(text: str, line: str) -> int:
@@ -284,23 +247,10 @@ class LineWindows(Strategy):
         return [Span(starts[i], starts[min(i + n, len(starts) - 1)]) for i in range(0, len(starts) - 1, n)]
 
 
-# Three sections of exactly two lines. A bag-of-words query "lidar" scores a chunk 1/sqrt(its words): the
-# section alone (8 words) 0.354, two sections (16 words) 0.25, the heading line alone 1.0. Each decoy page
-# holds the heading word among 10 words: 0.316. So 2-line windows answer all three; 4-line windows only the
-# last section (alone in its window); 1-line windows none (the heading line, no answer, always wins).
-WINDOW_DOCS = {
-    "sensors.md": ("## Lidar\nlaser scanner times reflected pulses measuring range\n"
-                   "## Cameras\nimage sensors capture colour frames through lenses\n"
-                   "## Radar\nradio echoes reveal velocity via doppler shift\n"),
-    "decoy-lidar.md": "lidar alpha bravo charlie delta echo foxtrot golf hotel india\n",
-    "decoy-cameras.md": "cameras juliet kilo lima mike november oscar papa quebec romeo\n",
-    "decoy-radar.md": "radar sierra tango uniform victor whiskey xray yankee zulu omega\n",
-}
-
-
-@pytest.fixture()
-def window_tree(tmp_path):
-    return load_docs(write_docs(tmp_path / "docs", WINDOW_DOCS))
+# window_tree (WINDOW_DOCS): three sections of exactly two lines. A bag-of-words query "lidar" scores a chunk
+# 1/sqrt(its words): the section alone (8 words) 0.354, two sections (16 words) 0.25, the heading line alone 1.0.
+# Each decoy page holds the heading word among 10 words: 0.316. So 2-line windows answer all three; 4-line windows
+# only the last section (alone in its window); 1-line windows none (the heading line, no answer, always wins).
 
 
 def test_sweep_picks_the_known_best(window_tree, store, tmp_path):
