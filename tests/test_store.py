@@ -19,7 +19,6 @@ from chunkscope.embed import Embedded, Embedder, EmbedStats
 from chunkscope.progress import CancelToken
 from chunkscope.store import (
     BATCH,
-    DENSE,
     Store,
     StoreError,
     build_filter,
