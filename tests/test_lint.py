@@ -457,9 +457,12 @@ def test_files_lint_could_not_check_fail_the_run_in_every_format(markers, capsys
     elif fmt == "github":
         assert f"::error file={where},line=1,col=1,title=load-problem::invalid-utf8: " in out
         assert out.rstrip().endswith("1 file not checked")
+        assert "chunkscope lint: 1 error," in out.splitlines()[-1]  # counted as the error it is printed as
     else:
         assert f"{where}:1:1: error load-problem invalid-utf8: " in out
-        assert "1 file with load problems" in out.splitlines()[-1]
+        summary = out.splitlines()[-1]
+        assert "1 file with load problems" in summary and ": 1 error," in summary
+        assert any(line.split()[:3] == ["1", "load-problem", "error"] for line in out.splitlines())  # the table
 
 
 def test_a_file_the_strategy_cannot_chunk_fails_the_run(capsys, tmp_path):

@@ -228,14 +228,20 @@ def write_text(report: LintReport, label: str, unchecked: list[Finding]) -> None
         con.print(line, soft_wrap=True)
     files = len(report.chunks_by_path)
     chunks = sum(len(c) for c in report.chunks_by_path.values())
-    if report.findings:
+    # The files lint could not check are errors too (they fail CI): counted and listed with the rules' findings.
+    shown = [*unchecked, *report.findings]
+    if shown:
         con.print()
-        width = max(len(r) for r in report.by_rule)
-        for rid, n in report.by_rule.items():
-            sev = {f.severity for f in report.findings if f.rule == rid}
-            con.print(Text(f"  {n:>5}  {rid:<{width}}  {'/'.join(sorted(sev))}"), soft_wrap=True)
+        by_rule: dict[str, list[Finding]] = {}
+        for f in shown:
+            by_rule.setdefault(f.rule, []).append(f)
+        width = max(len(r) for r in by_rule)
+        for rid, found in by_rule.items():
+            sev = {f.severity for f in found}
+            con.print(Text(f"  {len(found):>5}  {rid:<{width}}  {'/'.join(sorted(sev))}"), soft_wrap=True)
+    errors = report.errors + sum(1 for f in unchecked if f.severity == ERROR)
     summary = (f"{visible(label, oneline=True)}: {plural(files, 'file')}, {plural(chunks, 'chunk')}: "
-               f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}")
+               f"{plural(errors, 'error')}, {plural(report.warnings, 'warning')}")
     problems = sum(1 for f in unchecked if f.rule == LOAD_PROBLEM)
     if problems:
         summary += f", {plural(problems, 'file')} with load problems"
@@ -273,4 +279,5 @@ def write_github(report: LintReport, unchecked: list[Finding]) -> None:
     for f in [*unchecked, *report.findings]:
         sys.stdout.write(github_line(f) + "\n")
     tail = f", {plural(len(unchecked), 'file')} not checked" if unchecked else ""
-    sys.stdout.write(f"chunkscope lint: {plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}{tail}\n")
+    errors = report.errors + sum(1 for f in unchecked if f.severity == ERROR)
+    sys.stdout.write(f"chunkscope lint: {plural(errors, 'error')}, {plural(report.warnings, 'warning')}{tail}\n")
