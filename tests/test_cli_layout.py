@@ -297,3 +297,14 @@ def test_shorten_path_keeps_the_file_name_and_the_width():
     for width in range(2, 46):
         for path in (nested, flat, "日本語/ファイル名.md"):
             assert cell_len(shorten_path(path, width)) <= width
+
+
+def test_stats_says_what_it_read_on_one_line_in_the_singular_too(tmp_path, capsys, monkeypatch):
+    """The title named "1 files" and wrapped to the width of the one narrow column that followed it."""
+    docs = tmp_path / "one"
+    docs.mkdir()
+    (docs / "page.md").write_text("# Page\n\nSome words here.\n", encoding="utf-8")
+    (docs / "bad.md").write_bytes(b"# Bad\n\n\xff text\n")
+    rc, out, _ = run(["stats", str(docs), "-s", "section"], capsys, monkeypatch, 140)
+    assert rc == 1  # a file with a load problem
+    assert out.splitlines()[0] == f"{docs}: 1 file, 1 problem"

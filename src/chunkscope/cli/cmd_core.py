@@ -33,6 +33,7 @@ from .common import (
     visible,
 )
 from .table_layout import DROP, Col, cell_width, fit_table, table_overhead
+from ..wording import plural
 
 if TYPE_CHECKING:
     from ..embedder_spec import EmbedderSpec
@@ -379,8 +380,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     con = console()
     # The same count as the JSON's "load_problems" (and part of its "errors").
-    title = (f"{visible(str(ctx.tree.root), oneline=True)}: {len(ctx.tree.documents)} files"
-             + (f", {len(ctx.tree.problems)} problems" if ctx.tree.problems else ""))
+    title = (f"{visible(str(ctx.tree.root), oneline=True)}: {plural(len(ctx.tree.documents), 'file')}"
+             + (f", {plural(len(ctx.tree.problems), 'problem')}" if ctx.tree.problems else ""))
     rows = list(STATS_ROWS)
     if any(s.errors for s in all_stats):
         rows.insert(2, ("not chunked", lambda s: str(s.errors)))
@@ -417,13 +418,14 @@ def print_side_by_side(con: Any, title: str, labels: Sequence[str], rows: Sequen
     cols = [Col(visible(label, oneline=True), [v[i] for _, v in rows], justify="right", overflow="fold")
             for i, label in enumerate(labels)]
     groups = side_by_side_groups(names, cols, con.width)
+    # The title on a line of its own: as the table's title it wrapped to the width of a narrow table.
+    con.print(Text(title, style="bold"))
     for n, group in enumerate(groups):
         if n:
             con.print()
         # A name too long for the whole width folds onto more lines; it is never cut.
         steps = [(c.header, max(cell_width(v) for v in c.cells)) for c in group]
-        table, _ = fit_table([names, *group], con.width, steps,
-                             title=title if n == 0 else None, title_justify="left")
+        table, _ = fit_table([names, *group], con.width, steps)
         con.print(table)
 
 
