@@ -485,7 +485,7 @@ def test_cli_probe(cli, tmp_path, splitter, capsys):
     radar = line_of(SENSORS, "## Radar")
     assert "missed by every strategy (1)" in out and f"sensors.md:{radar}  Radar" in out
     assert "missed only by split (5)" in out and "heading cut off" in out
-    assert "skipped 1 empty, 1 number-only, 2 duplicate" in out
+    assert "skipped 1 empty section, 1 number-only heading, 2 duplicate headings" in out
     rc = cli(["probe", str(root), "-s", "whole", "-s", "split", "-k", "1", "--json", "--max-queries", "3"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["queries"] == 3 and data["skipped"]["sampled-out"] == 3

@@ -478,8 +478,13 @@ def _merged_probe(parts: list[Any], order: list[str]) -> Any:
                        cancelled=any(p.cancelled for p in parts))
 
 
+#: How the probe header words each reason a heading was not asked (`ProbeSet.skipped`'s keys).
+_SKIP_WORDS = {"empty": ("empty section", "empty sections"), "number-only": ("number-only heading", "number-only headings"),
+               "duplicate": ("duplicate heading", "duplicate headings"), "sampled-out": ("sampled out", "sampled out")}
+
+
 def _skipped_text(skipped: dict[str, int]) -> str:
-    parts = [f"{n} {why}" for why, n in skipped.items() if n]
+    parts = [f"{n} {_SKIP_WORDS.get(why, (why, why))[n != 1]}" for why, n in skipped.items() if n]
     return ("; skipped " + ", ".join(parts)) if parts else ""
 
 
