@@ -167,3 +167,48 @@ def test_seed_url_anchor_under_the_title_is_the_page_itself_and_not_missing() ->
     findings = lint_tree(DocsTree(Path("."), [doc], []), get_strategy("section-sentence"))
     assert not [f for f in findings.findings if f.rule == "missing-metadata"
                 and "url_anchor" in f.message]
+
+
+# --- names and ids a URL must percent-encode (tests/fixtures/docusaurus/docs: with space/, café.md, heading-ids.md)
+
+@pytest.mark.parametrize(("path", "route", "url"), [
+    # The built sitemap's <loc> for each: a browser's path encoding (space, non-ASCII), the rest kept raw.
+    ("with space/a page.md", "/with space/a page", "https://ex.org/with%20space/a%20page"),
+    ("café.md", "/café", "https://ex.org/caf%C3%A9"),
+    ("it's (odd) & +=,;@~.md", "/it's (odd) & +=,;@~", "https://ex.org/it's%20(odd)%20&%20+=,;@~"),
+    # Built in a trial site (not kept in the fixture: "|" is no file name on Windows): kept raw in the sitemap.
+    ("pipe|caret^.md", "/pipe|caret^", "https://ex.org/pipe|caret^"),
+])
+def test_a_route_is_percent_encoded_in_the_url_as_the_sitemap_writes_it(path, route, url) -> None:
+    d = doc(path)
+    assert doc_route(d) == route  # the route itself is the page's decoded path, as Docusaurus writes it to disk
+    chunk = get_strategy("fixed").chunk(d)[0]
+    assert chunk_url("https://ex.org/", d, chunk) == url
+
+
+HEADING_IDS = ("# Heading ids\n\nIntro.\n\n## Setup {#my setup}\n\nA.\n\n## Über uns\n\nB.\n\n## Hash {#c#sharp}\n\nC.\n\n"
+               "## Setup\n\nD.\n\n## Pad {#  padded id  }\n\nE.\n\n## Empty {# }\n\nF.\n")
+
+
+def test_explicit_ids_are_the_ids_docusaurus_builds() -> None:
+    # The built page's h2 ids: an explicit id is taken as written, spaces and "#" kept, trimmed; "{# }" is no id,
+    # so the whole text is slugified; the explicit "my setup" leaves the slug "setup" free.
+    d = doc("heading-ids.md", HEADING_IDS)
+    for headings in (outline(d).headings, d.structure.headings):
+        assert [(h.text, h.anchor) for h in headings[1:]] == [
+            ("Setup", "my setup"), ("Über uns", "über-uns"), ("Hash", "c#sharp"), ("Setup", "setup"),
+            ("Pad", "padded id"), ("Empty {# }", "empty--")]
+
+
+def test_a_fragment_is_percent_encoded_as_a_browser_needs_it() -> None:
+    # A browser percent-decodes a fragment to find the id: "#my%20setup" opens id="my setup"; "#" inside an id
+    # is escaped so the URL has one fragment.
+    d = doc("heading-ids.md", HEADING_IDS)
+    chunks = chunk_text(HEADING_IDS, "custom", path="heading-ids.md", callable="tests.test_custom:paragraphs")
+    urls = {c.text: chunk_url("https://ex.org", d, c) for c in chunks}
+    assert urls["A."] == "https://ex.org/heading-ids#my%20setup"
+    assert urls["B."] == "https://ex.org/heading-ids#%C3%BCber-uns"
+    assert urls["C."] == "https://ex.org/heading-ids#c%23sharp"
+    assert urls["E."] == "https://ex.org/heading-ids#padded%20id"
+    anchors = [c.metadata["url_anchor"] for c in get_strategy("section").chunk(d)]
+    assert "#my%20setup" in anchors and "#c%23sharp" in anchors

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import string
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from .structure import first_content, heading_keyword
 
@@ -386,19 +388,48 @@ def doc_route(doc: "Document") -> str:
 
 # --- page URLs ---------------------------------------------------------------------------------------------
 
+# A route and an id are what Docusaurus writes raw (``/with space/a page``, ``id="my setup"``); a citation URL must
+# carry them the way a browser sends them, or the link is no valid URL and some tools cut it at the space. The
+# printable ASCII a browser leaves raw (WHATWG URL standard), everything else (controls, non-ASCII as UTF-8) is
+# percent-encoded; `quote` keeps letters, digits and "_.-~" itself.
+_PRINTABLE = frozenset(string.punctuation)
+# In a path: the browser's path percent-encode set is space " # < > ? ` { }; Docusaurus' sitemap writes each page's
+# URL exactly so (``/fixture/with%20space/a%20page``, ``caf%C3%A9``, ``it's%20(odd)%20&%20+=,;@~`` kept raw).
+# "%" and "\\" are encoded too: a raw "%" would be read as an escape (Docusaurus cannot build such a page
+# anyway) and a browser turns "\\" into "/".
+_PATH_SAFE = "".join(sorted(_PRINTABLE - set('"#<>?`{}%\\')))
+# In a fragment: the browser's fragment percent-encode set (space " < > `), plus "#" and "%" so the fragment is
+# one valid, unambiguous URL part; a browser percent-decodes a fragment to find the id ("#c%23sharp" finds
+# id="c#sharp", "#my%20setup" finds id="my setup").
+_FRAGMENT_SAFE = "".join(sorted(_PRINTABLE - set('"<>`#%')))
+
+
+def url_path(route: str) -> str:
+    """A route (`doc_route`) as a URL path: each segment percent-encoded as a browser requests it, which is how
+    Docusaurus' sitemap writes it (``/with space/a page`` → ``/with%20space/a%20page``)."""
+    return quote(route, safe=_PATH_SAFE)
+
+
+def url_fragment(anchor: str) -> str:
+    """A heading id as a URL fragment (no ``#``): ``"my setup"`` → ``"my%20setup"``, ``"über"`` → ``"%C3%BCber"``."""
+    return quote(anchor, safe=_FRAGMENT_SAFE)
+
+
 def heading_fragment(heading: "Heading | None") -> str | None:
-    """The URL fragment that links to ``heading`` on its published page: ``"#anchor"``; ``""`` for the page's
-    H1, which Docusaurus renders as the title with no id (the page itself is the link); None with no heading."""
+    """The URL fragment that links to ``heading`` on its published page: ``"#anchor"`` (percent-encoded,
+    `url_fragment`); ``""`` for the page's H1, which Docusaurus renders as the title with no id (the page itself
+    is the link); None with no heading."""
     if heading is None:
         return None
     if heading.level <= 1:
         return ""
-    return f"#{heading.anchor}" if heading.anchor else None
+    return f"#{url_fragment(heading.anchor)}" if heading.anchor else None
 
 
 def chunk_url(site_url: str | None, doc: "Document", chunk: "Chunk") -> str:
-    """The published page of ``doc`` + the fragment of the heading the chunk's content starts under."""
-    route = doc_route(doc)
+    """The published page of ``doc`` + the fragment of the heading the chunk's content starts under, both
+    percent-encoded as a browser sends them (`url_path`, `url_fragment`)."""
+    route = url_path(doc_route(doc))
     base = (site_url or "").rstrip("/")
     h = doc.structure.heading_before(first_content(doc.text, chunk.start, chunk.end))
     return f"{base}{route}{heading_fragment(h) or ''}"

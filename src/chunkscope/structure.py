@@ -23,7 +23,11 @@ from .outline_scan import Unsure, line_of, line_starts_of, scan
 if TYPE_CHECKING:
     from .docs import Document
 
-_CUSTOM_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
+# Docusaurus' classic explicit id, as its parseMarkdownHeadingId reads it: "{#" then any characters up to the "}"
+# that ends the heading, none of them "}" and none followed by "{#"; the id is trimmed. Spaces are kept:
+# "## Setup {#my setup}" is built as id="my setup", and an id that trims to nothing ("{# }") is no id (the whole
+# text, braces and all, is slugified). Nothing may follow the "}" (the heading's text is already stripped).
+_CUSTOM_ID = re.compile(r"\s*\{#((?:.(?!\{#|\}))*.)\}\Z")
 # "3.2 Title", "1.1.1. Title", "Chapter 3: Title", "Section 2 - Title": the keyword (if any) and the number.
 _HEADING_NUMBER = re.compile(r"^(?:(chapter|section|part)\s+)?(\d+(?:\.\d+)*)\.?(?:\s*[:\-–—]\s*|\s+)(?=\S)", re.I)
 _ESM_LINE = re.compile(r"^(?:import|export)\b")
@@ -286,10 +290,10 @@ def _inline_plain(tok) -> str:
 
 def _name_heading(raw: str, slugger: Slugger) -> tuple[str, str | None, str]:
     """A heading's (text, number, anchor) from its rendered text: an explicit ``{#id}`` is the anchor."""
-    m = _CUSTOM_ID.search(raw)
+    m = _CUSTOM_ID.search(raw.rstrip())
     explicit = None
-    if m:
-        explicit = m.group(1)
+    if m and m.group(1).strip():
+        explicit = m.group(1).strip()
         raw = raw[: m.start()]
     title = raw.strip()
     if explicit:
