@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_docs_arg(p)
     add_strategy_args(p)
     p.add_argument("--format", choices=("table", "jsonl", "langchain"), default="table",
-                   help="output format: table, jsonl (every field), or langchain (a LangChain Document per line, "
+                   help="output format: table, jsonl (every field; start and end count characters of the decoded "
+                        "text, not bytes: text == source[start:end]), or langchain (a LangChain Document per line, "
                         "as Document.model_dump() writes it; default: table)")
     p.add_argument("--no-lint", action="store_true", help="do not attach lint findings to the chunks' warnings")
     p.set_defaults(func=cmd_chunk)
