@@ -238,3 +238,26 @@ def test_a_file_alone_looks_for_duplicates_in_earlier_pages_only_under_a_marked_
     assert tree.root == docs
     found = lint_tree(tree, get_strategy("section-sentence"), None, select="duplicate").findings
     assert [f.message.rsplit(" at ", 1)[1].split(":")[0] for f in found] == expected
+
+
+@pytest.mark.parametrize("name, params", [
+    ("recursive", {}), ("recursive", {"chunk_size": 128, "chunk_overlap": 40}), ("fixed", {"chunk_size": 96}),
+    ("content-type", {"overlap_tokens": 120}),
+])
+def test_a_chunks_split_fence_mark_agrees_with_lint(corpus, name, params) -> None:
+    """The chunk table's split-fence mark (the strategy's) and lint's split-fence finding judge alike: with
+    overlapping chunks, a fence one chunk cuts and another holds whole is split for neither (a user saw the mark
+    in `chunk` and found nothing with `lint --select split-fence`)."""
+    from chunkscope.chunk import SPLIT_FENCE, chunk_documents, get_strategy
+    from chunkscope.docs import load_docs
+    from chunkscope.lint import lint_document
+
+    strategy = get_strategy(name, **params)
+    marked = 0
+    for r in chunk_documents(load_docs(corpus).documents, strategy):
+        flagged = {c.index for c in r.chunks if SPLIT_FENCE in c.warnings}
+        reported = [f for f in lint_document(r.doc, r.chunks, strategy) if f.rule == SPLIT_FENCE]
+        assert bool(flagged) == bool(reported), (r.doc.path, sorted(flagged), [(f.line, f.message) for f in reported])
+        marked += len(flagged)
+    if params.get("chunk_size") == 128:  # not a test that passes on nothing: small windows leave real splits
+        assert marked

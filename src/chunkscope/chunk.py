@@ -15,7 +15,7 @@ import functools
 import importlib
 import operator
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, Mapping, Sequence
 
 from .structure import first_content
@@ -110,6 +110,31 @@ class Span:
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     embed_text: str | None = None
+
+
+def keep_split_fences_no_chunk_holds(spans: list[Span], fence_containing: Callable[[int], tuple[int, int] | None]
+                                     ) -> list[Span]:
+    """``spans`` without the `SPLIT_FENCE` warnings whose fences another span holds whole.
+
+    A strategy marks a span whose end falls inside a fenced code block; with overlapping spans, the next one may
+    hold that block whole. Seed 001's check is that no code block is split *across chunks*, and lint's
+    split-fence judges so (one whole copy is enough): the chunk's own mark must agree with it, or the chunk table
+    shows an error that ``lint`` does not report. ``fence_containing(pos)``: the strategy's fence strictly
+    containing ``pos``, if any.
+    """
+    bounds = [(sp.start, sp.end) for sp in spans]
+
+    def held(fence: tuple[int, int]) -> bool:
+        return any(a <= fence[0] and fence[1] <= b for a, b in bounds)
+
+    out: list[Span] = []
+    for sp in spans:
+        if SPLIT_FENCE in sp.warnings:
+            cut = [f for f in (fence_containing(sp.start), fence_containing(sp.end)) if f is not None]
+            if cut and all(held(f) for f in cut):
+                sp = replace(sp, warnings=[w for w in sp.warnings if w != SPLIT_FENCE])
+        out.append(sp)
+    return out
 
 
 class ParamError(ValueError):

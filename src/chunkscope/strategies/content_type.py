@@ -20,7 +20,8 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..analysis import MemoSlot
-from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy
+from ..chunk import (OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy,
+                     keep_split_fences_no_chunk_holds)
 from ..site import doc_numbering
 from ..tokens import TIKTOKEN_NAMES
 from ._common import FENCE_KINDS, Protected, sections, trim
@@ -175,7 +176,12 @@ class ContentTypeStrategy(Strategy):
                     "related_sections": list(base["related_sections"]),
                 }
                 out.append(Span(a, b, meta, warnings))
-        return out
+
+        def fence_containing(pos: int) -> tuple[int, int] | None:
+            f = fences.containing(pos)
+            return (f[0], f[1]) if f is not None else None
+
+        return keep_split_fences_no_chunk_holds(out, fence_containing)
 
     def _windows(self, doc: "Document", counter: "SliceCounter", fences: Protected, start: int, end: int, budget: int) -> list[tuple[int, int]]:
         """Slide a ``budget``-token window over ``[start, end)`` with ``overlap_tokens`` of overlap."""

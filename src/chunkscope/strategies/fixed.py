@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, Span, Strategy
+from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, Span, Strategy, keep_split_fences_no_chunk_holds
 from ..site import doc_numbering
 from ..structure import first_content
 
@@ -104,4 +104,4 @@ class FixedStrategy(Strategy):
                 "heading": h.text if h is not None else "",
             }
             spans.append(Span(a, b, meta, warnings))
-        return spans
+        return keep_split_fences_no_chunk_holds(spans, ol.fence_containing)

@@ -34,7 +34,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..analysis import MemoSlot
-from ..chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy
+from ..chunk import (OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy,
+                     keep_split_fences_no_chunk_holds)
 from ..site import doc_numbering
 from ..structure import first_content, trim
 
@@ -211,4 +212,4 @@ class RecursiveStrategy(Strategy):
                 "token_count": n,
             }
             spans.append(Span(a, b, meta, warnings))
-        return spans
+        return keep_split_fences_no_chunk_holds(spans, ol.fence_containing)
