@@ -6,6 +6,7 @@ Shared by the command line and the app (which must not import the CLI's argument
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # Control characters are shown as Unicode control pictures (or escapes), never written raw: a document holding
@@ -40,6 +41,11 @@ def snippet(text: str, width: int = 80) -> str:
 _JSON_ESCAPES = {c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
+_JSON_ESCAPED = re.compile("[\x80-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def json_line(obj: Any) -> str:
     """One JSON line; C1 controls and bidi overrides escaped too (json leaves them raw, terminals obey them)."""
-    return json.dumps(obj, ensure_ascii=False, default=str).translate(_JSON_ESCAPES)
+    # A regex finds the few characters at C speed; ``str.translate`` with a table looks every character up
+    # (75 ms of `chunk --format jsonl` on the Rust book, about 8% of the command).
+    return _JSON_ESCAPED.sub(lambda m: _JSON_ESCAPES[ord(m.group())], json.dumps(obj, ensure_ascii=False, default=str))
