@@ -445,7 +445,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     # strategies keep the order given in the one table.
     groups: dict[str, list[tuple[str, Any]]] = {}
     for r in resolved:
-        groups.setdefault(search_mode(args, ctx.config, r), []).append((r.label, r.strategy))
+        groups.setdefault(search_mode(args, ctx.config, r.search), []).append((r.label, r.strategy))
     embedder = make_embedder(ctx, args)
     parts = []
     with open_store(ctx, args) as store:
@@ -581,17 +581,20 @@ def print_missed(con, result, title: str, sections, show: int, outcome=None) -> 
 # --- sweep ----------------------------------------------------------------------------------------------------
 
 
-def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
-    """The strategy to sweep and the parameters every point shares (config defaults, a preset's, --param)."""
+def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any], str | None]:
+    """The strategy to sweep, the parameters every point shares (config defaults, a preset's, --param), and the
+    swept preset's search mode (None for a strategy, or a preset naming none): the points run in the mode the
+    preset is used in, unless --search or a grid says."""
     from ..chunk import strategy_class
     from .parsing import parse_param_args
 
     name = args.strategy[0] if args.strategy else cfg.strategy
     cli = parse_param_args(args.param)
+    preset_search = None
     if name in cfg.presets:
         preset = dict(cfg.presets[name])
         strat = preset.pop("strategy")
-        preset.pop("search", None)  # no parameter: the sweep runs in it (`_sweep_preset`) unless --search says
+        preset_search = preset.pop("search", None)  # no parameter: how the points are searched
         base = {**cfg.strategies.get(strat, {}), **preset, **cli}
     else:
         strat = name
@@ -601,16 +604,7 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any]]:
     for key in base:
         if key not in declared:
             raise ParamError(f"{strat}: unknown parameter {key!r} (parameters: {', '.join(declared) or 'none'})")
-    return strat, base
-
-
-def _sweep_preset(args: argparse.Namespace, cfg) -> Any:
-    """What `search_mode` reads of the swept preset: its ``search`` (None for a strategy, or a preset naming
-    none). The sweep's points then run in the mode the preset is used in, unless --search or a grid says."""
-    from types import SimpleNamespace
-
-    name = args.strategy[0] if args.strategy else cfg.strategy
-    return SimpleNamespace(search=cfg.presets.get(name, {}).get("search"))
+    return strat, base, preset_search
 
 
 def check_one_strategy(args: argparse.Namespace) -> None:
@@ -627,7 +621,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     check_one_strategy(args)
     ctx = load_context(args)
-    strat, base = _sweep_target(args, ctx.config)
+    strat, base, preset_mode = _sweep_target(args, ctx.config)
     if not args.grid:
         raise ParamError("sweep needs at least one --grid NAME=V1,V2,... (e.g. --grid chunk_size=256,384,512)")
     grid = parse_grid(args.grid, strat)
@@ -646,8 +640,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         queries = load_queries(args.queries)
         threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
-    preset = _sweep_preset(args, ctx.config)
-    preset_mode, mode = preset.search, search_mode(args, ctx.config, preset)
+    mode = search_mode(args, ctx.config, preset_mode)
     embedder = make_embedder(ctx, args)
     with open_store(ctx, args) as store:
         with graceful_interrupt() as cancel, progress_bar(f"sweep {strat}", quiet=args.json) as on_progress:

@@ -90,12 +90,12 @@ def add_search_arg(p: argparse.ArgumentParser, several: bool = False) -> None:
                         f"or hybrid (both, fused by reciprocal rank); default: [query] search, else dense{more}")
 
 
-def search_mode(args, config, resolved=None) -> str:
-    """--search, else the preset's ``search`` (``resolved``), else ``[query] search``, else dense."""
+def search_mode(args, config, preset_search: str | None = None) -> str:
+    """--search, else the preset's ``search`` (``ResolvedStrategy.search``), else ``[query] search``, else dense."""
     from .parsing import parse_search
 
     modes = parse_search(getattr(args, "search", None))
-    return modes[0] if modes else (getattr(resolved, "search", None) or config.search_mode)
+    return modes[0] if modes else (preset_search or config.search_mode)
 
 
 def report_line(label: str, r) -> str:
@@ -196,7 +196,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     threshold = args.threshold
     if threshold is None:
         threshold = ctx.config.threshold if ctx.config.threshold is not None else embedder.default_threshold
-    mode = search_mode(args, ctx.config, resolved)
+    mode = search_mode(args, ctx.config, resolved.search)
     if mode != "dense":
         threshold = None  # BM25 scores and fused ranks are not cosines: a cosine threshold means nothing there
     with open_store(ctx, args) as store:
