@@ -22,8 +22,8 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from .offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding, token_byte_lengths
-from .slices import is_clean_cut, token_offsets
+from .offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding
+from .slices import is_clean_cut, token_byte_starts, token_offsets
 
 if TYPE_CHECKING:
     from array import array
@@ -79,9 +79,7 @@ class _Group:
 
         if len(self.texts) == 1:
             return [toks]
-        byte_starts = np.empty(len(toks) + 1, dtype=np.int64)
-        byte_starts[0] = 0
-        np.cumsum(token_byte_lengths(self.name)[toks], out=byte_starts[1:])
+        byte_starts = token_byte_starts(self.name, toks)
         bounds = np.asarray(self.byte_bounds, dtype=np.int64)
         first = np.searchsorted(byte_starts, bounds[:, 0])
         last = np.searchsorted(byte_starts, bounds[:, 1])
@@ -157,9 +155,9 @@ def prepare(docs: Iterable["Document"], name: str) -> None:
     """
     if name not in TIKTOKEN_NAMES:
         return
-    # Loaded here, on the caller's thread and once: a broken installation fails here, not inside a job.
+    # Loaded here (the encoding and its token byte lengths, one `_load`), on the caller's thread and once: a broken
+    # installation fails here, not inside a job.
     tiktoken_encoding(name)
-    token_byte_lengths(name)
     for members in _groups(docs, name):
         text = "".join(sep + d.text for d, sep, _ in members)
         bounds, at = [], 0

@@ -321,9 +321,7 @@ def token_offsets(name: str, text: str, toks: "numpy.ndarray | None" = None) -> 
     raw = text.encode("utf-8")
     if toks is None:
         toks = encode_array(name, text)
-    byte_starts = np.empty(len(toks) + 1, dtype=np.int64)
-    byte_starts[0] = 0
-    np.cumsum(token_byte_lengths(name)[toks], out=byte_starts[1:])
+    byte_starts = token_byte_starts(name, toks)
     if len(raw) == len(text):  # ASCII: bytes are characters
         starts = byte_starts
     else:
@@ -335,3 +333,13 @@ def token_offsets(name: str, text: str, toks: "numpy.ndarray | None" = None) -> 
     out = array("q")
     out.frombytes(starts.astype(np.int64, copy=False).tobytes())
     return out
+
+
+def token_byte_starts(name: str, toks: "numpy.ndarray") -> "numpy.ndarray":
+    """Byte offset where each of ``toks`` starts in their UTF-8 text, plus the text's byte length (int64)."""
+    import numpy as np
+
+    starts = np.empty(len(toks) + 1, dtype=np.int64)
+    starts[0] = 0
+    np.cumsum(token_byte_lengths(name)[toks], out=starts[1:])
+    return starts
