@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from .neighbours import TWIN_COSINE
 from .passages import Located, Measure, char_measure, precision_omega, section_body
 from .passages import score as passage_score
 from .progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
@@ -59,8 +60,9 @@ DEFAULT_KS = (1, 3, 5, 10)
 #: How deep to search when a query missed, to say at which rank the expected chunk was.
 DEFAULT_DEPTH = 100
 REASONS = ("absent", "truncated", "threshold", "shadowed", "split", "below-k")
-#: Two chunks this alike (cosine of their vectors) are near-duplicates: a question finds either as well.
-DUPLICATE_COSINE = 0.95
+#: Two chunks this alike (cosine of their vectors) are near-duplicates: a question finds either as well (lint's
+#: near-twins, one threshold).
+DUPLICATE_COSINE = TWIN_COSINE
 #: What passage-level metrics count: characters, or the embedding model's word pieces (its tokenizer over the
 #: same spans, without [CLS]/[SEP]).
 PASSAGE_UNITS = ("chars", "tokens")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
+from .passages import covered
+
 if TYPE_CHECKING:
     from .chunk import Chunk, ChunkedDoc
     from .embedder_spec import EmbedderSpec
@@ -133,27 +135,14 @@ def embed_cuts(chunks: Sequence["Chunk"], model: "str | EmbedderSpec") -> dict[i
     return out
 
 
-def _union_length(spans: Iterable[tuple[int, int]]) -> int:
-    """Characters covered by at least one of the half-open spans."""
-    total, reach = 0, None
-    for start, end in sorted(s for s in spans if s[1] > s[0]):
-        if reach is None or start >= reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
-
-
 def unread_chars(chunks: Sequence["Chunk"], cuts: Mapping[int, int]) -> tuple[int, int]:
     """(characters inside chunks, of those the ones no chunk's embedding reads).
 
     Text cut off the end of one chunk but read in the next (overlap) is read: "never read" is the text outside
     every chunk's read part.
     """
-    chars = _union_length((c.start, c.end) for c in chunks)
-    read = _union_length((c.start, min(max(cuts.get(c.index, c.end), c.start), c.end)) for c in chunks)
+    chars = covered((c.start, c.end) for c in chunks)
+    read = covered((c.start, min(max(cuts.get(c.index, c.end), c.start), c.end)) for c in chunks)
     return chars, chars - read
 
 

@@ -50,6 +50,11 @@ def union(spans: Iterable[Span]) -> list[Span]:
     return out
 
 
+def covered(spans: Iterable[Span]) -> int:
+    """How many characters at least one of the half-open ``spans`` covers."""
+    return sum(b - a for a, b in union(spans))
+
+
 def intersection(left: Iterable[Span], right: Iterable[Span]) -> list[Span]:
     """What both sets of spans cover, as disjoint sorted spans."""
     a, b = union(left), union(right)

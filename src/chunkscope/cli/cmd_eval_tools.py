@@ -429,7 +429,6 @@ def print_miss_chunks(con, q, indent: int = 4) -> None:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     from ..tuning import probe, probe_sections
-    from .common import strategies_from_args
     from .parsing import parse_levels
 
     ctx = load_context(args)
@@ -617,7 +616,7 @@ def check_one_strategy(args: argparse.Namespace) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ..evaluate import load_queries
     from ..tuning import parse_metric, probe_sections, sweep
-    from .parsing import parse_grid, parse_levels
+    from .parsing import parse_levels
 
     check_one_strategy(args)
     ctx = load_context(args)

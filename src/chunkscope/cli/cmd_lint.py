@@ -24,7 +24,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..lint import ERROR, RULES, Finding, Input, LintReport, lint_settings, lint_tree
+from ..lint import ERROR, RULES, Finding, LintReport, embedding_rules, lint_settings, lint_tree
 from ..wording import install_hint, plural
 from .cmd_core import chunk_tree, require_chunked
 from .common import (
@@ -50,18 +50,13 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json", "github")
 
 
-def _embedding_rules() -> list[str]:
-    """The rules that run only with --embeddings."""
-    return [r.id for r in RULES.values() if Input.EMBEDDINGS in r.needs]
-
-
 def _rules_epilog() -> str:
     width = max(len(r) for r in RULES)
     lines = ["rules (id, default severity, what it finds):"]
     for r in RULES.values():
         lines.append(f"  {r.id:<{width}}  {r.severity:<7}  {r.summary}")
     lines.append("")
-    lines.append(f"With --embeddings: {', '.join(_embedding_rules())} (the tree is indexed first, as `index` does).")
+    lines.append(f"With --embeddings: {', '.join(embedding_rules())} (the tree is indexed first, as `index` does).")
     lines.append("Silence a rule for the next block with <!-- chunkscope: ignore RULE[, RULE] --> (or 'all'),")
     lines.append("for a whole file with <!-- chunkscope: ignore-file RULE -->, or per path in [lint] per_path_ignores.")
     return "\n".join(lines)
@@ -80,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--select", action="append", metavar="RULE,...", help="only these rules (repeatable)")
     p.add_argument("--ignore", action="append", metavar="RULE,...", help="skip these rules (repeatable)")
     p.add_argument("--embeddings", action="store_true",
-                   help=f"also run the rules that read the chunks' vectors ({', '.join(_embedding_rules())}): "
+                   help=f"also run the rules that read the chunks' vectors ({', '.join(embedding_rules())}): "
                         "indexes the tree first, as index does (needs the retrieval extra)")
     _add_store_args(p)
     p.set_defaults(func=cmd_lint)
@@ -112,7 +107,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     ctx = dataclasses.replace(ctx, config=_with_embedder(ctx.config, args))
     resolved = strategies_from_args(args, ctx.config)[0]
     settings = lint_settings(ctx.config, args.select, args.ignore)  # a typo in [lint] fails before the chunking
-    wanted = [r for r in _embedding_rules() if r in settings.enabled]
+    wanted = [r for r in embedding_rules() if r in settings.enabled]
     if not args.embeddings and args.select and wanted:
         verb = "runs" if len(wanted) == 1 else "run"
         print(f"chunkscope: note: {', '.join(wanted)} {verb} only with --embeddings", file=sys.stderr)

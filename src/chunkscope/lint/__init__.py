@@ -27,7 +27,7 @@ from __future__ import annotations
 from .annotate import annotate_results, with_warnings
 from .context import ChunkEmbeddings, LintContext, LintRun
 from .findings import ERROR, OFF, SEVERITIES, WARNING, Finding, LintReport
-from .registry import RULES
+from .registry import RULES, embedding_rules
 from .rule import Input, Rule
 from .runner import lint_document, lint_tree, run_rules
 from .settings import LintSettings, UnknownRule, lint_settings
@@ -48,6 +48,7 @@ __all__ = [
     "Rule",
     "UnknownRule",
     "annotate_results",
+    "embedding_rules",
     "lint_document",
     "lint_settings",
     "lint_tree",

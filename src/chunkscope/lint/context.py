@@ -215,7 +215,7 @@ class LintContext:
     def finding(self, rule: Rule, offset: int, message: str, chunk_index: int | None) -> Finding:
         """A finding of ``rule`` at ``offset``, with the configured severity and the rule's hint."""
         line, col = self.position(offset)
-        severity = self.settings.severity.get(rule.id, rule.severity)
+        severity = self.settings.severity_of(rule.id)
         return Finding(self.doc.path, line, col, rule.id, severity, message, chunk_index, rule.hint)
 
     def chunk_finding(self, rule: Rule, c: Chunk, message: str) -> Finding:

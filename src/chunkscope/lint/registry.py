@@ -6,7 +6,7 @@ A new rule is one new object in `RULES` (its class says what it finds and how to
 
 from __future__ import annotations
 
-from .rule import Rule
+from .rule import Input, Rule
 from .rules.duplicate import Duplicate
 from .rules.embedding import EmbedTruncation
 from .rules.equation import SplitEquation
@@ -34,3 +34,8 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     Hub(),
     Orphan(),
 )}
+
+
+def embedding_rules() -> list[str]:
+    """The rules that read the chunks' embeddings (`Input.EMBEDDINGS`): they run only with ``--embeddings``."""
+    return [r.id for r in RULES.values() if Input.EMBEDDINGS in r.needs]

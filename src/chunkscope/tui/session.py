@@ -107,8 +107,9 @@ def complete_file(first: FileResult, config: Config, *, lint: bool = True) -> Fi
     res = FileResult(first.doc, first.resolved, first.chunks, first.error, complete=True)
     if res.chunks:
         try:
-            count_embed_tokens(res.chunks, config.embedder_spec())
-            res.truncations = embed_cuts(res.chunks, config.embedder_spec())
+            spec = config.embedder_spec()
+            count_embed_tokens(res.chunks, spec)
+            res.truncations = embed_cuts(res.chunks, spec)
         except Exception as exc:  # noqa: BLE001 - a missing model folder only loses the embedder columns
             res.embed_error = str(exc)
     if lint:

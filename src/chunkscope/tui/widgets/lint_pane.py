@@ -38,20 +38,13 @@ def _most_first(counts: Counter[str]) -> list[str]:
     return sorted(counts, key=lambda r: (-counts[r], r))
 
 
-def embedding_rules() -> list[str]:
-    """The rules that read the chunks' embeddings (`lint.Input.EMBEDDINGS`)."""
-    from ...lint import RULES, Input
-
-    return [r.id for r in RULES.values() if Input.EMBEDDINGS in r.needs]
-
-
 def run_embedding_rules(search: SearchSession, result: TreeResult, on_progress: ProgressFn,
                         cancel: CancelToken) -> tuple[Any, Any] | None:
     """Index the tree with the result's strategy (the app's embedder and store), find every chunk's neighbours and
     lint the result's chunks with the embedding rules: (lint report, neighbourhoods); None when stopped. No
     Textual here: the pane's worker calls it."""
     from ...chunk import ChunkedDoc
-    from ...lint import lint_tree
+    from ...lint import embedding_rules, lint_tree
     from ...neighbours import StoredEmbeddings
 
     resolved = result.resolved
