@@ -157,6 +157,32 @@ def test_texts_over_the_limit_are_cut_before_sending(tmp_path, monkeypatch):
         assert e.count_tokens([seen[0]])[0] <= 50  # what was sent is what the model reads
 
 
+def test_an_endpoint_embedders_tokenizer_answers_what_eval_asks_of_it(monkeypatch):
+    """eval judges a miss with the embedder's tokenizer (where reading stops, the limit, passage sizes in its
+    tokens): an endpoint's must answer as a local model's does, in its tiktoken encoding (it raised
+    AttributeError, so eval and the app's miss explanations failed with `openai:` embedders)."""
+    from chunkscope.docs import Document
+    from chunkscope.evaluate import Region, _truncated_detail, _unread
+    from chunkscope.tokens import tiktoken_encoding
+
+    monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
+    e = Embedder(parse_embedder(f"openai:{MODEL}", "http://127.0.0.1:9/v1", max_tokens=8), use_cache=False)
+    tok, enc = e.tokenizer, tiktoken_encoding("cl100k_base")
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma"
+    cut = tok.truncation_offset(text)
+    assert len(enc.encode_ordinary(text[:cut])) == 8 and tok.max_seq_length == 8
+    doc = Document.from_text(text, path="greek.md")
+    assert tok.counter(doc).count(0, len(text)) == len(enc.encode_ordinary(text))
+    assert e.count_tokens([text]) == [len(enc.encode_ordinary(text))]
+    from chunkscope.chunk import get_strategy
+
+    (chunk,) = get_strategy("fixed", chunk_size=64, chunk_overlap=0).chunk(doc)
+    late = text.index("sigma")
+    assert _unread([chunk], doc, Region("greek.md", late, len(text)), tok)  # past the 8 tokens the model reads
+    assert not _unread([chunk], doc, Region("greek.md", 0, 5), tok)
+    assert "reads 8 " in _truncated_detail(tok, chunk)
+
+
 # --- end to end through the command line ----------------------------------------------------------------------
 
 

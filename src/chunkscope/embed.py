@@ -185,18 +185,17 @@ class Embedder:
 
     @property
     def tokenizer(self):
-        """The tokenizer counting what the model reads (word pieces, or cl100k tokens for an endpoint)."""
-        from .tokens import get_tokenizer
+        """The tokenizer counting what the model reads, with its limit (`chunkscope.tokens.embed_tokenizer`: word
+        pieces, or an endpoint's tiktoken tokens)."""
+        from .tokens import embed_tokenizer
 
-        return get_tokenizer(self.spec.tokenizer_name)
+        return embed_tokenizer(self.spec)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int | None]:
         """Tokens per text as the model counts them ([CLS]/[SEP] included); None each when they cannot be
         counted (a model folder without tokenizer.json)."""
         try:
-            tok = self.tokenizer
-            batch = getattr(tok, "count_batch", None)
-            return list(batch(list(texts))) if batch is not None else [tok.count(t) for t in texts]
+            return list(self.tokenizer.count_batch(list(texts)))
         except TokenizerError:
             return [None] * len(texts)
 

@@ -235,9 +235,14 @@ class EndpointTokenizer:
     """
 
     def __init__(self, base: TiktokenTokenizer, max_tokens: int) -> None:
+        self.base = base
         self.name = base.name
         self.encoding = base.encoding
         self.max_seq_length = max_tokens
+
+    def counter(self, doc: "Document") -> SliceCounter:
+        """The document's slice counter in the encoding (passage sizes in the tokens the model reads)."""
+        return self.base.counter(doc)
 
     def count(self, text: str) -> int:
         return len(self.encoding.encode_ordinary(text))
