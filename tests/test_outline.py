@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 from chunkscope.chunk import get_strategy
 from chunkscope.docs import Document, decode_document, load_docs
 from chunkscope.outline_scan import Unsure, scan
-from chunkscope.structure import _parser, outline, outline_from_structure, parse_structure
+from chunkscope.structure import _parser, outline_from_structure, parse_structure
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
@@ -47,7 +47,7 @@ def reference(d: Document):
 
 def check(d: Document) -> str:
     """Assert the outline of a never-parsed copy equals the parse's; return how it was made."""
-    o = outline(fresh(d))
+    o = fresh(d).outline
     ref = reference(d)
     assert key(o) == key(ref), f"{d.path}: the {o.source} outline differs from markdown-it's"
     return o.source
@@ -71,8 +71,8 @@ def test_rust_book_outlines_equal_markdown_it_and_take_the_fast_path() -> None:
     # The Rust book is plain Markdown (quotes, HTML comments, <Listing> tags): the scanner must handle all of it.
     assert fast >= 0.95 * len(docs)
     # And the outline is real: hundreds of headings and fences, inside quotes too.
-    total_headings = sum(len(outline(d).headings) for d in docs)
-    total_fences = sum(len(outline(d).fences) for d in docs)
+    total_headings = sum(len(d.outline.headings) for d in docs)
+    total_fences = sum(len(d.outline.fences) for d in docs)
     assert total_headings > 500 and total_fences > 900
 
 

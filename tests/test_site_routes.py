@@ -14,7 +14,6 @@ import pytest
 from chunkscope import chunk_text, get_strategy
 from chunkscope.docs import Document
 from chunkscope.site import chunk_url, doc_route, number_prefix, sidebar_order_key
-from chunkscope.structure import outline
 
 
 def doc(path: str, text: str = "# Title\n\nBody.\n") -> Document:
@@ -123,12 +122,12 @@ def test_an_h1_gives_no_anchor() -> None:
 def test_an_explicit_id_does_not_renumber_a_later_heading() -> None:
     # Docusaurus never registers {#id} with its slugger: "## Install" after "{#install}" is "install" too.
     text = "# T\n\n## Setup {#install}\n\nx\n\n## Install\n\ny\n\n## Install\n\nz\n"
-    assert [h.anchor for h in outline(doc("a.md", text)).headings[1:]] == ["install", "install", "install-1"]
+    assert [h.anchor for h in doc("a.md", text).outline.headings[1:]] == ["install", "install", "install-1"]
 
 
 def test_an_explicit_id_after_a_clash_keeps_the_count() -> None:
     text = "# T\n\n## Usage\n\nx\n\n## Other {#usage}\n\ny\n\n## Usage\n\nz\n"
-    assert [h.anchor for h in outline(doc("a.md", text)).headings[1:]] == ["usage", "usage", "usage-1"]
+    assert [h.anchor for h in doc("a.md", text).outline.headings[1:]] == ["usage", "usage", "usage-1"]
     assert [h.anchor for h in doc("a.md", text).structure.headings[1:]] == ["usage", "usage", "usage-1"]
 
 
@@ -194,7 +193,7 @@ def test_explicit_ids_are_the_ids_docusaurus_builds() -> None:
     # The built page's h2 ids: an explicit id is taken as written, spaces and "#" kept, trimmed; "{# }" is no id,
     # so the whole text is slugified; the explicit "my setup" leaves the slug "setup" free.
     d = doc("heading-ids.md", HEADING_IDS)
-    for headings in (outline(d).headings, d.structure.headings):
+    for headings in (d.outline.headings, d.structure.headings):
         assert [(h.text, h.anchor) for h in headings[1:]] == [
             ("Setup", "my setup"), ("Über uns", "über-uns"), ("Hash", "c#sharp"), ("Setup", "setup"),
             ("Pad", "padded id"), ("Empty {# }", "empty--")]

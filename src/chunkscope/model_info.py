@@ -10,7 +10,8 @@ from typing import Any
 from .paths import DEFAULT_EMBED_MODEL, is_default_model
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """A JSON file's content; None when it cannot be read or parsed (a model folder's optional files)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -19,14 +20,14 @@ def _read_json(path: Path) -> Any:
 
 def model_dimension(model_dir: Path) -> int | None:
     """The sentence embedding size, read from the model's module configs (no torch): last Dense, else pooling."""
-    modules = _read_json(model_dir / "modules.json")
+    modules = read_json(model_dir / "modules.json")
     dim = None
     if isinstance(modules, list):
         for m in modules:
             if not isinstance(m, dict):
                 continue
             kind = str(m.get("type", ""))
-            cfg = _read_json(model_dir / str(m.get("path", "")) / "config.json") or {}
+            cfg = read_json(model_dir / str(m.get("path", "")) / "config.json") or {}
             if kind.endswith("Pooling") and isinstance(cfg.get("word_embedding_dimension"), int):
                 modes = [k for k, v in cfg.items() if k.startswith("pooling_mode_") and v is True]
                 # Concatenated pooling modes multiply the size; plain mean/cls/max pooling keep it.
@@ -34,7 +35,7 @@ def model_dimension(model_dir: Path) -> int | None:
             elif kind.endswith("Dense") and isinstance(cfg.get("out_features"), int):
                 dim = cfg["out_features"]
     if dim is None:
-        cfg = _read_json(model_dir / "config.json") or {}
+        cfg = read_json(model_dir / "config.json") or {}
         if isinstance(cfg.get("hidden_size"), int):
             dim = cfg["hidden_size"]
     return dim

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .model_info import model_identity
+from .model_info import model_identity, read_json
 from .paths import model_max_seq_length
 
 if TYPE_CHECKING:
@@ -92,13 +92,6 @@ class Pipeline:
     max_seq_length: int
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def read_pipeline(model_dir: str | os.PathLike[str]) -> Pipeline:
     """Read ``modules.json`` and the pooling config of a sentence-transformers folder (no torch).
 
@@ -107,7 +100,7 @@ def read_pipeline(model_dir: str | os.PathLike[str]) -> Pipeline:
             exports (a Dense layer, weighted-mean or concatenated pooling, ...).
     """
     model_dir = Path(model_dir)
-    modules = _read_json(model_dir / "modules.json")
+    modules = read_json(model_dir / "modules.json")
     if not isinstance(modules, list) or not modules:
         raise OnnxError(f"{model_dir}: no readable modules.json, so the ONNX export cannot know what to export")
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] if isinstance(m, dict) else "?" for m in modules]
@@ -115,7 +108,7 @@ def read_pipeline(model_dir: str | os.PathLike[str]) -> Pipeline:
         raise OnnxError(f"{model_dir}: the ONNX export handles Transformer, Pooling and Normalize modules only, "
                         f"not {' → '.join(kinds)}")
     transformer_dir = model_dir / str(modules[0].get("path", ""))
-    cfg = _read_json(model_dir / str(modules[1].get("path", "")) / "config.json")
+    cfg = read_json(model_dir / str(modules[1].get("path", "")) / "config.json")
     if not isinstance(cfg, dict):
         raise OnnxError(f"{model_dir}: the pooling module has no readable config.json")
     named = cfg.get("pooling_mode")
@@ -150,7 +143,7 @@ def _meta_path(path: Path) -> Path:
 def exported(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` holds a finished export of the current `ONNX_FORMAT` (its JSON record says so)."""
     path = Path(path)
-    meta = _read_json(_meta_path(path))
+    meta = read_json(_meta_path(path))
     return path.is_file() and isinstance(meta, dict) and meta.get("format") == ONNX_FORMAT
 
 
@@ -379,7 +372,7 @@ class _Tokenizer:
 
 
 def _pad_id(folder: Path, tok: Any) -> int:
-    cfg = _read_json(folder / "config.json") or {}
+    cfg = read_json(folder / "config.json") or {}
     if isinstance(cfg.get("pad_token_id"), int):
         return cfg["pad_token_id"]
     found = tok.token_to_id("[PAD]")

@@ -41,7 +41,6 @@ class OnnxMiniLMEncoder:
         self._encoder: OnnxEncoder | None = None
         self._lock = threading.Lock()
         self.load_seconds = 0.0
-        self._export_seconds = 0.0
 
     @property
     def loaded(self) -> bool:

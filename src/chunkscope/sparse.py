@@ -86,16 +86,6 @@ class Bm25Encoder:
         idx = sorted(weights)
         return SparseVector(idx, [weights[i] for i in idx])
 
-    def lengths(self, texts: Iterable[str]) -> list[int]:
-        return [len(self.terms(t)) for t in texts]
-
-    def documents(self, texts: Sequence[str], avgdl: float | None = None) -> list[SparseVector]:
-        """Sparse vectors of the chunks of one collection; ``avgdl`` defaults to their own mean length."""
-        term_lists = [self.terms(t) for t in texts]
-        if avgdl is None:
-            avgdl = average_length(len(t) for t in term_lists)
-        return [self.document(terms, avgdl) for terms in term_lists]
-
     def document(self, terms: Sequence[str], avgdl: float) -> SparseVector:
         counts: Counter[int] = Counter(self.index_of(t) for t in terms)
         norm = self.k1 * (1 - self.b + self.b * len(terms) / max(avgdl, 1.0))

@@ -241,11 +241,6 @@ def parse_filter_value(value: Any) -> list[Any]:
     return [v]
 
 
-def _same(a: Any, b: Any) -> bool:
-    # Qdrant never matches the integer 1 against the boolean true; Python's == would.
-    return type(a) is type(b) and a == b
-
-
 def build_filter(filters: Mapping[str, Any] | None, paths: Collection[str] | None = None):
     """A Qdrant filter requiring every key to match (a key's alternatives, e.g. 3 or "3", are OR-ed), and, with
     ``paths``, a point's path to be one of them (a partial load's files)."""

@@ -451,11 +451,6 @@ class Outline(_LinesAndHeadings):
         return self.fence_containing(pos) is not None
 
 
-def outline(doc: "Document") -> Outline:
-    """The document's outline, made once (`Analysis.outline`): scanned when that is certain, else from the parse."""
-    return doc.analysis.outline
-
-
 def build_outline(doc: "Document") -> Outline:
     """Make the outline: derived from the parse when the document has one, else scanned, else (when the scanner
     cannot be sure) derived from a parse made now. `Analysis.outline` keeps it; call that instead."""
