@@ -1,6 +1,6 @@
 """A line scanner that finds headings and fenced code blocks as markdown-it would, without parsing the document.
 
-`chunkscope.structure.outline` needs only the headings and the fences of a document, and a full markdown-it parse
+`Document.outline` needs only the headings and the fences of a document, and a full markdown-it parse
 costs several times a tokenizer pass. This scanner reproduces markdown-it's answer for ordinary Markdown at the
 speed of a few regular expressions over the whole text: only lines whose first non-blank character is one of
 ``#`~<>$:=-*+`` or a digit (those that could start a heading, fence, quote, HTML block, math block, container,

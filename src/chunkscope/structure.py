@@ -4,7 +4,7 @@ A document is parsed once with markdown-it-py (CommonMark + tables, ``$$`` math,
 matter); the token line maps are turned into character offsets into ``Document.text``, so a ``#`` line inside a
 fence is code, never a heading.
 
-`outline` gives the part of that answer most strategies need (line table, headings with anchors and paths, fenced
+`build_outline` (kept as `Document.outline`) gives the part of that answer most strategies need (line table, headings with anchors and paths, fenced
 code spans) without the parse when a line scanner can be sure of it (`chunkscope.outline_scan`), and from the
 parse otherwise; both ways give identical results, and a parsed document always answers from its parse.
 """
