@@ -400,10 +400,10 @@ def test_a_preset_s_search_mode_is_what_eval_and_query_use(tmp_path):
     tuned, plain = resolve_strategy(cfg, "tuned"), resolve_strategy(cfg, "recursive")
     none_given = argparse.Namespace(search=None, grid=None)
     assert [v.search for v in eval_variants(none_given, cfg, [tuned, plain])] == ["hybrid", "dense"]
-    assert search_mode(none_given, cfg, tuned) == "hybrid" and search_mode(none_given, cfg, plain) == "dense"
+    assert search_mode(none_given, cfg, tuned.search) == "hybrid" and search_mode(none_given, cfg, plain.search) == "dense"
     given = argparse.Namespace(search="keyword", grid=None)  # the command line still wins
     assert [v.search for v in eval_variants(given, cfg, [tuned])] == ["keyword"]
-    assert search_mode(given, cfg, tuned) == "keyword"
+    assert search_mode(given, cfg, tuned.search) == "keyword"
 
 
 @pytest.mark.anyio
