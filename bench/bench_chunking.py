@@ -52,9 +52,9 @@ CHILD = r"""
 import json, sys, time
 name, corpus, mode, size_only = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 from chunkscope import tokens
-from chunkscope.chunk import chunk_documents, get_strategy
-from chunkscope.docs import load_docs
-from chunkscope.structure import _parser
+from chunkscope.chunking.chunk import chunk_documents, get_strategy
+from chunkscope.document.loader import load_docs
+from chunkscope.document.structure import _parser
 strategy = get_strategy(name)
 tok_name = strategy.length_tokenizer
 tokens.get_tokenizer(tok_name)
@@ -146,8 +146,8 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO / "src"))
 
     from chunkscope import tokens
-    from chunkscope.chunk import _BUILTIN, get_strategy, strategy_class
-    from chunkscope.docs import load_docs
+    from chunkscope.chunking.chunk import _BUILTIN, get_strategy, strategy_class
+    from chunkscope.document.loader import load_docs
 
     docs = load_docs(corpus).documents
     texts = [d.text for d in docs]

@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 os.environ.setdefault("CHUNKSCOPE_CACHE", "/tmp/cs-cache-bench-lint")
 
-from chunkscope.chunk import chunk_documents, count_embed_tokens, get_strategy, strategy_names  # noqa: E402
-from chunkscope.docs import load_docs  # noqa: E402
+from chunkscope.chunking.chunk import chunk_documents, count_embed_tokens, get_strategy, strategy_names  # noqa: E402
+from chunkscope.document.loader import load_docs  # noqa: E402
 from chunkscope.lint import lint_tree  # noqa: E402
 from chunkscope.tokens import embed_tokenizer  # noqa: E402
 

@@ -43,9 +43,9 @@ sys.path.insert(0, str(REPO / "src"))
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 QUESTION = "How do I borrow a value mutably?"
 
-from chunkscope.chunk import get_strategy  # noqa: E402
-from chunkscope.docs import load_docs  # noqa: E402
-from chunkscope.onnx_encoder import OnnxEncoder, ensure_onnx  # noqa: E402
+from chunkscope.chunking.chunk import get_strategy  # noqa: E402
+from chunkscope.document.loader import load_docs  # noqa: E402
+from chunkscope.embedding.backends.onnx_export import OnnxEncoder, ensure_onnx  # noqa: E402
 from chunkscope.paths import default_model_dir  # noqa: E402
 
 
@@ -152,8 +152,8 @@ def bench_batching(texts: list[str], model_dir: Path, path: Path, rounds: int) -
 _ONNX_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
-import chunkscope.embed, chunkscope.retrieval
-from chunkscope.onnx_encoder import OnnxEncoder, ensure_onnx
+import chunkscope.embedding.embedder, chunkscope.retrieval.retriever
+from chunkscope.embedding.backends.onnx_export import OnnxEncoder, ensure_onnx
 from chunkscope.paths import cache_home, default_model_dir
 t1 = time.perf_counter()
 model_dir = default_model_dir()
@@ -168,8 +168,8 @@ print(json.dumps({"imports": t1 - t0, "load": t2 - t1, "embed": t3 - t2,
 _TORCH_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
-import chunkscope.embed, chunkscope.retrieval
-from chunkscope.embed import Embedder
+import chunkscope.embedding.embedder, chunkscope.retrieval.retriever
+from chunkscope.embedding.embedder import Embedder
 t1 = time.perf_counter()
 emb = Embedder(runtime="torch", use_cache=False)
 emb.load()

@@ -31,11 +31,11 @@ sys.path.insert(0, str(REPO / "src"))
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 INTERACTIVE_MS = 100.0
 
-from chunkscope.chunk import Chunk, get_strategy  # noqa: E402
-from chunkscope.docs import load_docs  # noqa: E402
-from chunkscope.embed import Embedded, EmbedStats, Embedder  # noqa: E402
-from chunkscope.retrieval import Retriever  # noqa: E402
-from chunkscope.store import Store  # noqa: E402
+from chunkscope.chunking.chunk import Chunk, get_strategy  # noqa: E402
+from chunkscope.document.loader import load_docs  # noqa: E402
+from chunkscope.embedding.embedder import Embedded, EmbedStats, Embedder  # noqa: E402
+from chunkscope.retrieval.retriever import Retriever  # noqa: E402
+from chunkscope.retrieval.store import Store  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

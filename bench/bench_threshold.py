@@ -9,7 +9,7 @@ answers at rank 1 and of the wrong hits at rank 1, and for candidate thresholds 
 answers kept and of wrong rank-1 hits dropped. chunkscope's default for the model is the highest threshold that
 keeps at least 95% of the right rank-1 answers (a threshold exists to drop off-topic answers, and one that drops
 the right answer costs more than one that lets a wrong one through). The chosen value and this table go into
-`chunkscope.embedder_spec`.
+`chunkscope.embedding.spec`.
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ def main() -> int:
         print(f"no corpus at {args.corpus}", file=sys.stderr)
         return 2
 
-    from chunkscope.chunk import get_strategy
-    from chunkscope.docs import load_docs
-    from chunkscope.embed import Embedder
-    from chunkscope.evaluate import load_queries, overlaps, resolve_region
-    from chunkscope.retrieval import Retriever
-    from chunkscope.store import Store
+    from chunkscope.chunking.chunk import get_strategy
+    from chunkscope.document.loader import load_docs
+    from chunkscope.embedding.embedder import Embedder
+    from chunkscope.evaluation.evaluate import load_queries, overlaps, resolve_region
+    from chunkscope.retrieval.retriever import Retriever
+    from chunkscope.retrieval.store import Store
 
     tree = load_docs(args.corpus)
     queries = load_queries(args.queries)

@@ -51,8 +51,8 @@ async def _until(pilot, cond, timeout: float = 60.0) -> None:
 
 
 def child_chunkscope(corpus: str) -> None:
-    from chunkscope.config import load_config, resolve_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.document.loader import load_docs
     from chunkscope.tui.app import ChunkscopeApp
     from chunkscope.tui.widgets.source_view import SourceView
 
@@ -135,8 +135,8 @@ def first_paint(corpus: Path, runs: int) -> dict[str, list[float]]:
 
 
 def live_tuning(corpus: Path, changes: int) -> tuple[str, list[float], int, int, list[float]]:
-    from chunkscope.config import load_config, resolve_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.document.loader import load_docs
     from chunkscope.tui import debounce
     from chunkscope.tui.app import ChunkscopeApp
     from chunkscope.tui.widgets.source_view import SourceView

@@ -59,8 +59,8 @@ def write_rows(path: Path, rows: list[dict]) -> Path:
 
 def check_expectations(docs: Path, files: list[Path]) -> None:
     """Every question of every file names a section that exists (fails loudly before any work)."""
-    from chunkscope.docs import load_docs
-    from chunkscope.evaluate import load_queries, resolve_region
+    from chunkscope.document.loader import load_docs
+    from chunkscope.evaluation.evaluate import load_queries, resolve_region
 
     tree = load_docs(docs)
     for f in files:
@@ -117,7 +117,7 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
         lt = json.loads(out)
         emit(f"labelled tune on {lt['queries']} `tune` rows: {lsec:.0f} s; winner `{lt['best']['label']}`")
         # The labelled winner as a preset of the same file, under another name, for the one eval below.
-        from chunkscope.tune import write_preset
+        from chunkscope.evaluation.tune.tune import write_preset
 
         write_preset(cfg, "tuned-labelled", lt["preset"], comment="bench_tune.py: tune on the tune rows")
         extra = ["tuned-labelled"]

@@ -32,8 +32,8 @@ async def until(pilot, cond, timeout: float = 300.0) -> None:
 
 
 async def shoot(docs: Path, out: Path, view: str, ask: bool) -> Path:
-    from chunkscope.config import load_config, resolve_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.document.loader import load_docs
     from chunkscope.tui.app import ChunkscopeApp
     from chunkscope.tui.screens.compare import CompareScreen
     from chunkscope.tui.widgets.docs_tree import DocsTreeView

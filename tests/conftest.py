@@ -62,7 +62,7 @@ def topic_docs(tmp_path: Path) -> Path:
 @pytest.fixture()
 def store(tmp_path: Path):
     """A `Store` for ``tmp_path/docs`` in its own folder, closed after the test."""
-    from chunkscope.store import Store
+    from chunkscope.retrieval.store import Store
 
     s = Store(tmp_path / "docs", path=tmp_path / "qdrant")
     yield s
@@ -72,7 +72,7 @@ def store(tmp_path: Path):
 @pytest.fixture()
 def window_tree(tmp_path: Path):
     """The loaded tree of `tuning_helpers.WINDOW_DOCS` (the tuning tests: sweep and tune)."""
-    from chunkscope.docs import load_docs
+    from chunkscope.document.loader import load_docs
 
     from .tuning_helpers import WINDOW_DOCS, write_docs
 

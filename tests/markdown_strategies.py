@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from chunkscope.docs import decode_document, load_docs
+from chunkscope.document.loader import decode_document, load_docs
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
 

@@ -10,8 +10,8 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
 
 def make_app(docs: Path = SAMPLE, config=None, strategy: str | None = None, **params):
     """The real app on a docs tree (sample_docs by default), its config read as `chunkscope DOCS` reads it."""
-    from chunkscope.config import load_config, resolve_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.document.loader import load_docs
     from chunkscope.tui.app import ChunkscopeApp
 
     cfg = config or load_config(docs)

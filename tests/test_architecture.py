@@ -195,7 +195,7 @@ def run_core_contract(package: Path, tmp_path: Path) -> subprocess.CompletedProc
 
 
 def test_no_core_module_imports_a_view(tmp_path: Path) -> None:
-    assert {"chunkscope.lint", "chunkscope.progress", "chunkscope.docs"} <= set(core_modules(PACKAGE))
+    assert {"chunkscope.lint", "chunkscope.progress", "chunkscope.document"} <= set(core_modules(PACKAGE))
     out = run_core_contract(PACKAGE, tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
 

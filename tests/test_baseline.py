@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chunkscope.cli import main
-from chunkscope.evaluate import (
+from chunkscope.evaluation.evaluate import (
     BASELINE_VERSION,
     Baseline,
     BaselineError,

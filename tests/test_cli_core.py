@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import list_strategies
+from chunkscope.chunking.chunk import list_strategies
 from chunkscope.cli import main
-from chunkscope.docs import load_docs
+from chunkscope.document.loader import load_docs
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"

@@ -17,7 +17,7 @@ import sys
 import pytest
 from rich.cells import cell_len
 
-from chunkscope.chunk import list_strategies
+from chunkscope.chunking.chunk import list_strategies
 from chunkscope.cli import main
 
 from .conftest import SAMPLE_DOCS

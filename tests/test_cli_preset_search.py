@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from chunkscope import tuning
+from chunkscope.evaluation import tuning
 from chunkscope.cli import main
 from tests.test_cli_layout import PROBE_DOCS, bow, write_docs  # noqa: F401 - bow is a fixture
 

@@ -33,7 +33,7 @@ def test_a_filter_on_a_field_no_chunk_has_names_the_fields(capsys, monkeypatch, 
 
 
 def _hit(rank: int, score: float, kept: bool, url: str = "") -> "object":
-    from chunkscope.store import Hit
+    from chunkscope.retrieval.store import Hit
 
     text = "A long paragraph about coordinate frames \x1b[31m and transforms, " * 6
     return Hit(rank, score, kept, "module-1/ch01-frames.md", 0, len(text), 3, 9, ["Frames"], "ch01 › Frames", url,

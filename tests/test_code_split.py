@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import Chunk, Limits, Span, Strategy, get_strategy
+from chunkscope.chunking.chunk import Chunk, Limits, Span, Strategy, get_strategy
 from chunkscope.cli import main
-from chunkscope.docs import Document, decode_document, load_docs
+from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.lint import ERROR, WARNING, lint_tree
-from chunkscope.strategies.code_cuts import code_lines, definition_cuts, is_definition
+from chunkscope.chunking.strategies.code_cuts import code_lines, definition_cuts, is_definition
 from chunkscope.tokens import get_tokenizer
 
 from .invariants import assert_trimmed_slices_cover_body

@@ -9,9 +9,9 @@ from typing import ClassVar
 
 import pytest
 
-from chunkscope.chunk import ParamError, Span, Strategy, get_strategy, list_strategies, strategy_class
+from chunkscope.chunking.chunk import ParamError, Span, Strategy, get_strategy, list_strategies, strategy_class
 from chunkscope.cli import main
-from chunkscope.config import ConfigError, load_config, resolve_strategy
+from chunkscope.config.reader import ConfigError, load_config, resolve_strategy
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
@@ -72,7 +72,7 @@ def test_a_minimum_left_at_its_default_follows_a_lower_maximum():
 
 
 def test_a_declared_constraint_needs_no_validate_method():
-    from chunkscope.chunk import Constraint, Param
+    from chunkscope.chunking.chunk import Constraint, Param
 
     class Lines(Strategy):
         name: ClassVar[str] = "lines-test"
@@ -92,7 +92,7 @@ def test_a_declared_constraint_needs_no_validate_method():
 
 def test_check_constraints_reads_every_value_as_given():
     """What the app's parameter bar asks: the values on screen, all of them, with no default yielding."""
-    from chunkscope.chunk import ConstraintError
+    from chunkscope.chunking.chunk import ConstraintError
 
     cls = strategy_class("section-sentence")
     shown = dict(cls().params, max_tokens=10)

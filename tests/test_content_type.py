@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from chunkscope.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
-from chunkscope.docs import load_docs
-from chunkscope.strategies._common import Protected
-from chunkscope.strategies.content_type import TYPES, ContentTypeStrategy, cuts_fence
-from chunkscope.strategies.header_window import FENCE_KINDS
+from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
+from chunkscope.document.loader import load_docs
+from chunkscope.chunking.strategies._common import Protected
+from chunkscope.chunking.strategies.content_type import TYPES, ContentTypeStrategy, cuts_fence
+from chunkscope.chunking.strategies.header_window import FENCE_KINDS
 from chunkscope.tokens import get_tokenizer
 from tests.invariants import assert_deterministic, assert_trimmed_slices_cover_body
 from tests.markdown_strategies import decoded_doc, markdown, sample_documents

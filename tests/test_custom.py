@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import Limits, ParamError, get_strategy
-from chunkscope.docs import decode_document
-from chunkscope.strategies.custom import CustomChunkerError, CustomStrategy
+from chunkscope.chunking.chunk import Limits, ParamError, get_strategy
+from chunkscope.document.loader import decode_document
+from chunkscope.chunking.strategies.custom import CustomChunkerError, CustomStrategy
 
 TEXT = "---\ntitle: T\n---\n# Title\n\nFirst paragraph.\n\nSecond paragraph.\n\nFirst paragraph.\n"
 

@@ -28,7 +28,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from chunkscope import get_strategy, load_docs, strategy_names
-from chunkscope.site import chunk_url, doc_route
+from chunkscope.site.model import chunk_url, doc_route
 
 from .conftest import REPO, SAMPLE_DOCS
 

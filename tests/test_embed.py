@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunkscope.embed import CACHE_FILE, EmbedError, Embedder, EmbeddingCache, model_dimension, model_identity, text_sha
+from chunkscope.embedding.embedder import CACHE_FILE, EmbedError, Embedder, EmbeddingCache, model_dimension, model_identity, text_sha
 from chunkscope.paths import default_model_dir
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -37,8 +37,8 @@ def _vec(seed: int, dim: int = 8) -> np.ndarray:
 def test_core_modules_import_neither_torch_nor_ui(tmp_path):
     code = (
         "import sys\n"
-        "import chunkscope.embed, chunkscope.store, chunkscope.retrieval, chunkscope.evaluate\n"
-        "from chunkscope.embed import Embedder\n"
+        "import chunkscope.embedding.embedder, chunkscope.retrieval.store, chunkscope.retrieval.retriever, chunkscope.evaluation.evaluate\n"
+        "from chunkscope.embedding.embedder import Embedder\n"
         "e = Embedder()\n"
         "print(e.dim, e.max_seq_length, e.model_id)\n"
         "bad = [m for m in ('torch', 'sentence_transformers', 'transformers', 'rich', 'textual') if m in sys.modules]\n"
@@ -260,7 +260,7 @@ def test_default_embedder_runs_on_onnx_without_torch_after_the_first_export(tmp_
     env = {"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
     code = (
         "import sys, json\n"
-        "from chunkscope.embed import Embedder\n"
+        "from chunkscope.embedding.embedder import Embedder\n"
         "e = Embedder(use_cache=False)\n"
         "v = e.encode(['How do I borrow a value mutably?'])[0]\n"
         "print(json.dumps({'runtime': type(e.encoder).__name__, 'torch': 'torch' in sys.modules,"

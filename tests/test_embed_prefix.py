@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import (
+from chunkscope.chunking.chunk import (
     ParamError,
     chunk_text,
     count_embed_tokens,
@@ -17,7 +17,7 @@ from chunkscope.chunk import (
     list_strategies,
 )
 from chunkscope.cli import main
-from chunkscope.docs import load_docs
+from chunkscope.document.loader import load_docs
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
@@ -49,7 +49,7 @@ def _by_text(chunks):
 
 
 def test_every_strategy_takes_embed_prefix_declared_once():
-    from chunkscope.chunk import EMBED_PREFIX, Strategy
+    from chunkscope.chunking.chunk import EMBED_PREFIX, Strategy
 
     for cls in list_strategies():
         declared = [p for p in cls.parameters if p.name == "embed_prefix"]
@@ -89,7 +89,7 @@ def test_a_free_template_over_metadata_with_typed_line_breaks():
 
 
 def test_embed_offset_finds_the_text_after_a_prefix_that_repeats_it():
-    from chunkscope.chunk import Chunk
+    from chunkscope.chunking.chunk import Chunk
 
     c = Chunk("a.md", 0, 10, 15, 3, 3, "Moves", 1, embed_text_override="Moves › Moves\n\nMoves")
     assert c.embed_offset == len("Moves › Moves\n\n")  # not 0, where the prefix happens to say it too
@@ -185,9 +185,9 @@ def test_a_long_prefix_makes_lint_report_truncation(tmp_path, capsys):
 def test_each_prefix_embeds_its_own_texts_and_never_reuses_anothers_vectors(tmp_path):
     import numpy as np
 
-    from chunkscope.embed import Embedder
-    from chunkscope.retrieval import Retriever
-    from chunkscope.store import Store
+    from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.retriever import Retriever
+    from chunkscope.retrieval.store import Store
 
     docs = tmp_path / "docs"
     docs.mkdir()

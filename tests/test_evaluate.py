@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from chunkscope.chunk import Param, Span, Strategy
-from chunkscope.docs import load_docs
-from chunkscope.embed import Embedder
-from chunkscope.evaluate import (
+from chunkscope.chunking.chunk import Param, Span, Strategy
+from chunkscope.document.loader import load_docs
+from chunkscope.embedding.embedder import Embedder
+from chunkscope.evaluation.evaluate import (
     Expect,
     QueriesError,
     QueryCase,
@@ -21,8 +21,8 @@ from chunkscope.evaluate import (
     query_metrics,
     resolve_region,
 )
-from chunkscope.store import Hit, Store
-from chunkscope.strategies._common import sections, trim
+from chunkscope.retrieval.store import Hit, Store
+from chunkscope.chunking.strategies._common import sections, trim
 from chunkscope.tokens import embed_tokenizer
 
 LONG_TAIL = " ".join(f"filler{i} words" for i in range(300))  # well past 256 word pieces
@@ -236,7 +236,7 @@ def hits_for(chunks, order, scores=None, threshold=None):
 
 
 def relevant_of(chunks, doc, region):
-    from chunkscope.evaluate import overlaps
+    from chunkscope.evaluation.evaluate import overlaps
 
     return [c for c in chunks if c.path == region.path and overlaps(doc.text, c.start, c.end, region)]
 
@@ -501,7 +501,7 @@ def test_passage_metrics_hand_computed(tree):
 
 
 def test_passage_metrics_in_the_models_word_pieces(tree):
-    from chunkscope.evaluate import passage_measure
+    from chunkscope.evaluation.evaluate import passage_measure
 
     tok = embed_tokenizer()
     doc = tree.get("sensors.md")
@@ -663,7 +663,7 @@ def test_shadowed_by_a_near_duplicate_found_by_the_models_vectors(tmp_path, owne
 
 def test_the_eval_report_names_each_misses_chunks_whole_at_80_columns(copy_tree, capsys, monkeypatch):
     from chunkscope.cli.cmd_eval_tools import print_eval
-    from chunkscope.evaluate import EvalResult, mean_metrics
+    from chunkscope.evaluation.evaluate import EvalResult, mean_metrics
 
     monkeypatch.setenv("COLUMNS", "80")
     pool, other, doc, q, region, holder, twin = prismatic_question(copy_tree)
@@ -684,7 +684,7 @@ def test_the_eval_report_names_each_misses_chunks_whole_at_80_columns(copy_tree,
 
 
 def test_sweep_ranks_by_passage_level_metrics():
-    from chunkscope.tuning import UnknownMetric, parse_metric
+    from chunkscope.evaluation.tuning import UnknownMetric, parse_metric
 
     # The metric's own cut-off is computed beside 1 and k, as for hit@N.
     assert parse_metric("passage_iou@3", 5) == ("passage_iou@3", (1, 3, 5))
@@ -697,7 +697,7 @@ def test_sweep_ranks_by_passage_level_metrics():
 
 
 def test_a_miss_searches_deeper_until_its_holding_chunk_is_found(overlap_tree):
-    from chunkscope.evaluate import _needs_depth
+    from chunkscope.evaluation.evaluate import _needs_depth
 
     chunks, others = overlap_pool(overlap_tree)
     doc = overlap_tree.get("joints.md")

@@ -143,7 +143,7 @@ def test_index_and_query_with_a_file_the_strategy_cannot_chunk_exit_1_and_index_
 
 
 def test_a_stop_raised_by_the_core_is_an_interruption_not_an_unexpected_error(tmp_path, capsys, bow, monkeypatch):
-    from chunkscope import evaluate as evaluate_mod
+    from chunkscope.evaluation import evaluate as evaluate_mod
     from chunkscope.progress import Cancelled
 
     def stopped(*args, **kwargs):

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import Chunk, ChunkedDoc, chunk_documents
+from chunkscope.chunking.chunk import Chunk, ChunkedDoc, chunk_documents
 from chunkscope.cli.cmd_core import tree_stats
-from chunkscope.config import load_config, resolve_strategy
-from chunkscope.docs import Document, load_docs
-from chunkscope.file_report import (FileSummary, SORTS, embed_cuts, file_summaries, group_by_file, sort_files,
-                                    tree_totals, unread_chars)
+from chunkscope.config.reader import load_config, resolve_strategy
+from chunkscope.document.loader import Document, load_docs
+from chunkscope.chunking.reading import embed_cuts, unread_chars
+from chunkscope.tui.headless.file_report import (FileSummary, SORTS, file_summaries, group_by_file, sort_files,
+                                                 tree_totals)
 from chunkscope.lint import Finding, lint_tree
 from chunkscope.tokens import DEFAULT_EMBED_MODEL, embed_tokenizer
 
@@ -148,7 +149,7 @@ def test_should_stop_ends_the_run():
 
 
 def test_importing_the_module_loads_no_ui():
-    code = ("import sys, chunkscope.file_report\n"
+    code = ("import sys, chunkscope.tui.headless.file_report\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

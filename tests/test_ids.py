@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunkscope import get_strategy
-from chunkscope.docs import Document, load_docs, split_front_matter
+from chunkscope.document.loader import Document, load_docs, split_front_matter
 
 TEXTBOOK = Path(__file__).parent / "fixtures" / "textbook" / "docs"
 STRATEGIES = ("section-sentence", "header-window", "section", "content-type", "recursive", "fixed")

@@ -13,7 +13,7 @@ import pytest
 
 from chunkscope import chunk_text, get_strategy, load_docs
 from chunkscope.cli import main
-from chunkscope.site import chunk_url
+from chunkscope.site.model import chunk_url
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope import chunk as chunk_mod
-from chunkscope.chunk import Limits, Param, Span, Strategy, chunk_documents, strategy_names
+from chunkscope.chunking import chunk as chunk_mod
+from chunkscope.chunking.chunk import Limits, Param, Span, Strategy, chunk_documents, strategy_names
 from chunkscope.cli import main
-from chunkscope.config import ConfigError, parse_config
-from chunkscope.docs import load_docs
+from chunkscope.config.reader import ConfigError, parse_config
+from chunkscope.document.loader import load_docs
 from chunkscope.lint import (
     RULES,
     annotate_results,
@@ -29,7 +29,7 @@ from chunkscope.lint import (
     lint_tree,
     with_warnings,
 )
-from chunkscope.strategies.custom import load_callable
+from chunkscope.chunking.strategies.custom import load_callable
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
@@ -183,7 +183,7 @@ def _weird_texts(n: int, seed: int = 0) -> list[str]:
 
 def test_fast_word_piece_counts_and_truncation_are_exact(sample_docs):
     """The run-cache counter agrees with the real tokenizer on awkward text and on real chunks."""
-    from chunkscope.chunk import Chunk
+    from chunkscope.chunking.chunk import Chunk
     from chunkscope.lint.rules.embedding import EmbedCheck
     from chunkscope.tokens import embed_tokenizer
 

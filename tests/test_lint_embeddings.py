@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import chunk_documents, get_strategy
+from chunkscope.chunking.chunk import chunk_documents, get_strategy
 from chunkscope.cli import main
-from chunkscope.config import load_config
-from chunkscope.docs import load_docs
+from chunkscope.config.reader import load_config
+from chunkscope.document.loader import load_docs
 from chunkscope.lint import lint_tree
-from chunkscope.neighbours import StoredEmbeddings
-from chunkscope.store import Store
+from chunkscope.retrieval.neighbours import StoredEmbeddings
+from chunkscope.retrieval.store import Store
 from chunkscope.tokens import get_tokenizer
 
 from .test_neighbours import K, TableEmbedder, scene

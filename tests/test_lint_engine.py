@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import chunk_documents, get_strategy
+from chunkscope.chunking.chunk import chunk_documents, get_strategy
 from chunkscope.cli import main
-from chunkscope.config import parse_config
-from chunkscope.docs import load_docs
+from chunkscope.config.reader import parse_config
+from chunkscope.document.loader import load_docs
 from chunkscope.lint import (
     RULES,
     WARNING,
@@ -192,8 +192,8 @@ def test_lint_command_stops_at_ctrl_c_without_a_partial_report(monkeypatch, caps
 
 
 def test_the_apps_tree_run_marks_its_entries_and_stops_when_cancelled(sample_docs):
-    from chunkscope.config import load_config
-    from chunkscope.tui import session
+    from chunkscope.config.reader import load_config
+    from chunkscope.tui.headless import session
 
     tree = load_docs(sample_docs)
     config = load_config(sample_docs)
@@ -248,8 +248,8 @@ def test_a_chunks_split_fence_mark_agrees_with_lint(corpus, name, params) -> Non
     """The chunk table's split-fence mark (the strategy's) and lint's split-fence finding judge alike: with
     overlapping chunks, a fence one chunk cuts and another holds whole is split for neither (a user saw the mark
     in `chunk` and found nothing with `lint --select split-fence`)."""
-    from chunkscope.chunk import SPLIT_FENCE, chunk_documents, get_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.chunking.chunk import SPLIT_FENCE, chunk_documents, get_strategy
+    from chunkscope.document.loader import load_docs
     from chunkscope.lint import lint_document
 
     strategy = get_strategy(name, **params)

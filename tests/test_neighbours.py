@@ -1,4 +1,4 @@
-"""Neighbourhoods in embedding space (`chunkscope.neighbours`), asked of a real local Qdrant store.
+"""Neighbourhoods in embedding space (`chunkscope.retrieval.neighbours`), asked of a real local Qdrant store.
 
 The vectors are set by hand (an embedder that looks them up by text), so every expectation follows from the
 geometry: the store's answers are checked against a brute-force search over the same vectors, the k-occurrence
@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from chunkscope import neighbours
-from chunkscope.chunk import Chunk
-from chunkscope.embed import Embedded, EmbedStats
-from chunkscope.neighbours import Neighbour, Neighbourhoods, StoredEmbeddings, find_neighbourhoods
+from chunkscope.retrieval import neighbours
+from chunkscope.chunking.chunk import Chunk
+from chunkscope.embedding.embedder import Embedded, EmbedStats
+from chunkscope.retrieval.neighbours import Neighbour, Neighbourhoods, StoredEmbeddings, find_neighbourhoods
 from chunkscope.progress import Cancelled, CancelToken, Phase
-from chunkscope.store import Store, StoredPoint
+from chunkscope.retrieval.store import Store, StoredPoint
 
 DIM = 16
 

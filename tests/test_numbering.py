@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from chunkscope import get_strategy
-from chunkscope.docs import Document, load_docs, split_front_matter
-from chunkscope.site import doc_numbering
-from chunkscope.structure import heading_number
+from chunkscope.document.loader import Document, load_docs, split_front_matter
+from chunkscope.site.model import doc_numbering
+from chunkscope.document.structure import heading_number
 
 TEXTBOOK = Path(__file__).parent / "fixtures" / "textbook" / "docs"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunkscope.onnx_encoder import (
+from chunkscope.embedding.backends.onnx_export import (
     MIN_EXPORT_COSINE,
     ONNX_FORMAT,
     OnnxEncoder,
@@ -169,8 +169,8 @@ def test_nothing_to_encode(encoder):
 @pytest.mark.corpus
 def test_rust_book_sample_matches_sentence_transformers(encoder, st_model, corpus):
     """A sample of the real corpus cut by the default strategy (the benchmark checks every chunk)."""
-    from chunkscope.chunk import get_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.chunking.chunk import get_strategy
+    from chunkscope.document.loader import load_docs
 
     strategy = get_strategy("recursive")
     texts = [c.embed_text for d in load_docs(corpus) for c in strategy.chunk(d)]
@@ -187,7 +187,7 @@ def test_rust_book_sample_matches_sentence_transformers(encoder, st_model, corpu
 def test_importing_the_module_imports_no_runtime(tmp_path):
     code = (
         "import sys\n"
-        "import chunkscope.onnx_encoder\n"
+        "import chunkscope.embedding.backends.onnx_export\n"
         "bad = [m for m in ('torch', 'sentence_transformers', 'transformers', 'onnxruntime') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
@@ -200,7 +200,7 @@ def test_importing_the_module_imports_no_runtime(tmp_path):
 def test_encoding_from_an_existing_export_never_imports_torch(encoder, model_dir, export, tmp_path):
     code = (
         "import sys, json\n"
-        "from chunkscope.onnx_encoder import OnnxEncoder\n"
+        "from chunkscope.embedding.backends.onnx_export import OnnxEncoder\n"
         f"enc = OnnxEncoder({str(model_dir)!r}, {str(export)!r})\n"
         "vec = enc.encode(['How do I borrow a value mutably?'])[0]\n"
         "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
@@ -334,7 +334,7 @@ def test_a_failed_export_leaves_nothing_behind(tmp_path, model_dir):
 @pytest.mark.model
 def test_an_export_that_disagrees_with_torch_is_never_moved_into_place(tmp_path, model_dir, monkeypatch):
     """The check after the export fails (made impossible to pass here): no file, no record, no temporary."""
-    from chunkscope import onnx_encoder
+    from chunkscope.embedding.backends import onnx_export as onnx_encoder
 
     monkeypatch.setattr(onnx_encoder, "MIN_EXPORT_COSINE", 1.5)
     dest = tmp_path / "out" / "model.onnx"

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunkscope.embed import EmbedError, Embedder
-from chunkscope.embedder_spec import EmbedderSpecError, parse_embedder
-from chunkscope.openai_encoder import endpoint_url
+from chunkscope.embedding.embedder import EmbedError, Embedder
+from chunkscope.embedding.spec import EmbedderSpecError, parse_embedder
+from chunkscope.embedding.backends.openai import endpoint_url
 
 from .openai_server import GOOD_KEY, MODEL, EmbeddingsServer
 
@@ -161,8 +161,8 @@ def test_an_endpoint_embedders_tokenizer_answers_what_eval_asks_of_it(monkeypatc
     """eval judges a miss with the embedder's tokenizer (where reading stops, the limit, passage sizes in its
     tokens): an endpoint's must answer as a local model's does, in its tiktoken encoding (it raised
     AttributeError, so eval and the app's miss explanations failed with `openai:` embedders)."""
-    from chunkscope.docs import Document
-    from chunkscope.evaluate import Region, _truncated_detail, _unread
+    from chunkscope.document.loader import Document
+    from chunkscope.evaluation.evaluate import Region, _truncated_detail, _unread
     from chunkscope.tokens import tiktoken_encoding
 
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
@@ -174,7 +174,7 @@ def test_an_endpoint_embedders_tokenizer_answers_what_eval_asks_of_it(monkeypatc
     doc = Document.from_text(text, path="greek.md")
     assert tok.counter(doc).count(0, len(text)) == len(enc.encode_ordinary(text))
     assert e.count_tokens([text]) == [len(enc.encode_ordinary(text))]
-    from chunkscope.chunk import get_strategy
+    from chunkscope.chunking.chunk import get_strategy
 
     (chunk,) = get_strategy("fixed", chunk_size=64, chunk_overlap=0).chunk(doc)
     late = text.index("sigma")

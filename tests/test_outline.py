@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from chunkscope.chunk import get_strategy
-from chunkscope.docs import Document, decode_document, load_docs
-from chunkscope.outline_scan import Unsure, scan
-from chunkscope.structure import _parser, outline_from_structure, parse_structure
+from chunkscope.chunking.chunk import get_strategy
+from chunkscope.document.loader import Document, decode_document, load_docs
+from chunkscope.document.outline_scan import Unsure, scan
+from chunkscope.document.structure import _parser, outline_from_structure, parse_structure
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.embed import EMBED_MODULES, MissingExtra, missing_retrieval, require_extra
+from chunkscope.embedding.embedder import EMBED_MODULES, MissingExtra, missing_retrieval, require_extra
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
@@ -49,7 +49,8 @@ def test_installed_modules_pass_the_check() -> None:
 def no_retrieval(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process as a base install would see it: the retrieval packages are looked for under names that
     do not exist (the real look-up, `importlib.util.find_spec`, still runs)."""
-    from chunkscope import embed, store
+    from chunkscope.embedding import embedder as embed
+    from chunkscope.retrieval import store
 
     monkeypatch.setattr(embed, "EMBED_MODULES", tuple((f"chunkscope_absent_{m}", d) for m, d in EMBED_MODULES))
     monkeypatch.setattr(store, "STORE_MODULES", (("chunkscope_absent_qdrant_client", "qdrant-client"),))
@@ -201,7 +202,7 @@ def test_base_install_query_says_what_to_install(base_venv: Path, tmp_path: Path
     assert "Traceback" not in out.stderr and out.stdout == ""
     # The app's query pane words it the same way, before any work starts.
     pane = _run([str(_venv_bin(base_venv, "python")), "-c",
-                 "from chunkscope.tui.search import retrieval_available; print(retrieval_available())"],
+                 "from chunkscope.tui.headless.search import retrieval_available; print(retrieval_available())"],
                 env=_clean_env())
     assert pane.returncode == 0, pane.stderr
     assert INSTALL_HINT in pane.stdout

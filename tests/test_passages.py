@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunkscope.passages import (
+from chunkscope.evaluation.passages import (
     by_path,
     char_measure,
     intersection,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import chunkscope
-from chunkscope import chunk as chunk_mod
-from chunkscope.chunk import ENTRY_POINT_GROUP, StrategyPluginError, UnknownStrategy
+from chunkscope.chunking import chunk as chunk_mod
+from chunkscope.chunking.chunk import ENTRY_POINT_GROUP, StrategyPluginError, UnknownStrategy
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DOCS = REPO / "sample_docs"
@@ -24,7 +24,7 @@ PLUGIN_MODULE = '''
 """A third-party strategy: one chunk per paragraph (a run of non-blank lines)."""
 import re
 
-from chunkscope.chunk import Param, Span, Strategy
+from chunkscope.chunking.chunk import Param, Span, Strategy
 
 
 class ParagraphStrategy(Strategy):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from chunkscope.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
-from chunkscope.docs import Document, decode_document, load_docs
-from chunkscope.strategies.recursive import DEFAULT_SEPARATORS, RecursiveStrategy
+from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
+from chunkscope.document.loader import Document, decode_document, load_docs
+from chunkscope.chunking.strategies.recursive import DEFAULT_SEPARATORS, RecursiveStrategy
 from chunkscope.tokens import get_tokenizer, populate_tiktoken_cache
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "rust-book"

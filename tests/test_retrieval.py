@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import Span, Strategy
-from chunkscope.docs import load_docs
-from chunkscope.embed import Embedder
-from chunkscope.retrieval import Retriever, chunk_url, render_citation
-from chunkscope.store import Store
-from chunkscope.strategies._common import sections, trim
-from chunkscope.site import doc_numbering
+from chunkscope.chunking.chunk import Span, Strategy
+from chunkscope.document.loader import load_docs
+from chunkscope.embedding.embedder import Embedder
+from chunkscope.retrieval.retriever import Retriever, chunk_url, render_citation
+from chunkscope.retrieval.store import Store
+from chunkscope.chunking.strategies._common import sections, trim
+from chunkscope.site.model import doc_numbering
 
 DOCS = {
     "ch01-intro.md": """---
@@ -54,7 +54,7 @@ class SectionsForTest(Strategy):
 
     name = "test-sections"
     citation_template = "Chapter {chapter}, Section {section_number}: {section_title}"
-    from chunkscope.chunk import Param
+    from chunkscope.chunking.chunk import Param
 
     parameters = (Param("level", int, 2, "deepest heading level that starts a chunk", 1, 6),)
 

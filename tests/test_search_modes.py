@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from chunkscope.search_modes import SearchModeError
-from chunkscope.sparse import Bm25Encoder, average_length
-from chunkscope.store import Store
+from chunkscope.retrieval.search_modes import SearchModeError
+from chunkscope.retrieval.sparse import Bm25Encoder, average_length
+from chunkscope.retrieval.store import Store
 
 from .test_store import FakeEmbedder, make_chunks
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkscope.chunk import Chunk, Limits, ParamError, get_strategy
-from chunkscope.docs import Document, decode_document, load_docs
-from chunkscope.strategies.section import SectionStrategy, overlap_end
+from chunkscope.chunking.chunk import Chunk, Limits, ParamError, get_strategy
+from chunkscope.document.loader import Document, decode_document, load_docs
+from chunkscope.chunking.strategies.section import SectionStrategy, overlap_end
 from chunkscope.tokens import get_tokenizer
 
 # Generated Markdown shared with the seed 000 tests.

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkscope.chunk import Chunk, Limits, ParamError, get_strategy
-from chunkscope.docs import Document, decode_document, load_docs
-from chunkscope.sentences import sentence_spans
-from chunkscope.strategies.section_sentence import SectionSentenceStrategy
+from chunkscope.chunking.chunk import Chunk, Limits, ParamError, get_strategy
+from chunkscope.document.loader import Document, decode_document, load_docs
+from chunkscope.document.sentences import sentence_spans
+from chunkscope.chunking.strategies.section_sentence import SectionSentenceStrategy
 from chunkscope.tokens import get_tokenizer
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkscope.sentences import sentence_boundaries, sentence_spans
+from chunkscope.document.sentences import sentence_boundaries, sentence_spans
 
 
 def split(text: str) -> list[str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chunkscope import chunk_text, get_strategy
-from chunkscope.docs import Document
-from chunkscope.site import chunk_url, doc_route, number_prefix, sidebar_order_key
+from chunkscope.document.loader import Document
+from chunkscope.site.model import chunk_url, doc_route, number_prefix, sidebar_order_key
 
 
 def doc(path: str, text: str = "# Title\n\nBody.\n") -> Document:
@@ -133,7 +133,7 @@ def test_an_explicit_id_after_a_clash_keeps_the_count() -> None:
 
 def test_chunk_jsonl_rows_carry_the_url_query_prints(tmp_path, capsys) -> None:
     from chunkscope.cli import main
-    from chunkscope.docs import load_docs
+    from chunkscope.document.loader import load_docs
 
     docs = tmp_path / "docs"
     (docs / "module-4" / "4.1-humanoid").mkdir(parents=True)
@@ -153,7 +153,7 @@ def test_chunk_jsonl_rows_carry_the_url_query_prints(tmp_path, capsys) -> None:
 def test_seed_url_anchor_under_the_title_is_the_page_itself_and_not_missing() -> None:
     # Docusaurus gives the H1 no id: seed 000's and seed 002's url_anchor for content under it is "" (the page),
     # and lint does not call that missing metadata; a section below it keeps its "#anchor".
-    from chunkscope.docs import Document
+    from chunkscope.document.loader import Document
     from chunkscope.lint import lint_tree
 
     doc = Document.from_text("# Kinematics\n\nIntro text here.\n\n## Forward kinematics\n\nBody text.\n",
@@ -162,7 +162,7 @@ def test_seed_url_anchor_under_the_title_is_the_page_itself_and_not_missing() ->
         chunks = get_strategy(name).chunk(doc)
         anchors = [c.metadata["url_anchor"] for c in chunks]
         assert anchors[0] == "" and anchors[-1] == "#forward-kinematics", (name, anchors)
-    from chunkscope.docs import DocsTree
+    from chunkscope.document.loader import DocsTree
     findings = lint_tree(DocsTree(Path("."), [doc], []), get_strategy("section-sentence"))
     assert not [f for f in findings.findings if f.rule == "missing-metadata"
                 and "url_anchor" in f.message]

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunkscope.chunk import Chunk, ParamError
+from chunkscope.chunking.chunk import Chunk, ParamError
 from chunkscope.cli.parsing import parse_filters
-from chunkscope.embed import Embedded, Embedder, EmbedStats
+from chunkscope.embedding.embedder import Embedded, Embedder, EmbedStats
 from chunkscope.progress import CancelToken
-from chunkscope.store import (
+from chunkscope.retrieval.store import (
     BATCH,
     Store,
     StoreError,
@@ -334,7 +334,7 @@ def test_server_without_api_key_passes_none(tmp_path, monkeypatch):
 def test_the_storage_estimate_is_the_size_of_what_the_store_writes(store):
     # One payload definition: stats and the sweep estimate exactly the payloads a real local Qdrant keeps
     # (with no citation template or site, as the estimate assumes), plus float32 vectors.
-    from chunkscope.payload import payload_bytes, storage_estimate
+    from chunkscope.retrieval.payload import payload_bytes, storage_estimate
 
     chunks = make_chunks("a.md", ["one", "two words", "ünïcode ✓"])
     est = storage_estimate(chunks, dim=1)  # counts the embedder's tokens, as indexing does before it writes

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from chunkscope.progress import CancelToken
-from chunkscope.config import ConfigError, parse_config
-from chunkscope.docs import load_docs
-from chunkscope.retrieval import Retriever
-from chunkscope.store import Store
+from chunkscope.config.reader import ConfigError, parse_config
+from chunkscope.document.loader import load_docs
+from chunkscope.retrieval.retriever import Retriever
+from chunkscope.retrieval.store import Store
 from tests.test_retrieval import SectionsForTest, write_docs
 from tests.test_store import FakeEmbedder
 
@@ -308,7 +308,7 @@ def test_qdrant_url_from_the_environment_reaches_the_command(cli, capsys, monkey
 
 
 def _session(tree_path: Path, config):
-    from chunkscope.tui.search import SearchSession
+    from chunkscope.tui.headless.search import SearchSession
 
     session = SearchSession(load_docs(tree_path), config)
     session._embedder = Embedder()  # the fake instead of the model the session would make
@@ -316,7 +316,7 @@ def _session(tree_path: Path, config):
 
 
 def test_the_app_opens_the_server_QDRANT_URL_names(monkeypatch, tmp_path, server):
-    from chunkscope.config import resolve_strategy
+    from chunkscope.config.reader import resolve_strategy
 
     monkeypatch.setenv("QDRANT_URL", "http://from-env:6333")
     cfg = parse_config({})
@@ -326,7 +326,7 @@ def test_the_app_opens_the_server_QDRANT_URL_names(monkeypatch, tmp_path, server
 
 
 def test_rebuilding_in_the_app_on_one_file_keeps_the_rest_of_its_tree(tmp_path):
-    from chunkscope.config import resolve_strategy
+    from chunkscope.config.reader import resolve_strategy
 
     root = write_docs(tmp_path / "docs", TREE_A)
     cfg = parse_config({"qdrant": {"path": str(tmp_path / "q")}})
@@ -350,7 +350,7 @@ def test_rebuilding_in_the_app_on_one_file_keeps_the_rest_of_its_tree(tmp_path):
 def test_an_unowned_collection_goes_from_the_trees_own_workspace_only(tmp_path, monkeypatch):
     """Collections named before ownership (no owner in the name) are dropped where only this tree could have
     written them (its default workspace: a local store loads every point on open), never from a shared store."""
-    from chunkscope.store import collection_name
+    from chunkscope.retrieval.store import collection_name
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
     root = write_docs(tmp_path / "docs", TREE_A)

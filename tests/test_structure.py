@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from chunkscope.docs import Document, decode_document, load_docs
-from chunkscope.site import doc_numbering, doc_route
-from chunkscope.structure import heading_number, line_starts_of, slugify
+from chunkscope.document.loader import Document, decode_document, load_docs
+from chunkscope.site.model import doc_numbering, doc_route
+from chunkscope.document.structure import heading_number, line_starts_of, slugify
 
 DOC = """---
 title: Kinematics

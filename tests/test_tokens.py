@@ -9,7 +9,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from chunkscope.docs import decode_document
+from chunkscope.document.loader import decode_document
 from chunkscope.tokens import offline
 from chunkscope.tokens import (
     TiktokenSliceCounter,
@@ -102,7 +102,7 @@ def test_end_within_is_the_largest_fitting_end(text: str, data: st.DataObject) -
 def test_corpus_slices_exact(corpus) -> None:
     import random
 
-    from chunkscope.docs import load_docs
+    from chunkscope.document.loader import load_docs
 
     tree = load_docs(corpus)
     tok = get_tokenizer("cl100k_base")
@@ -139,14 +139,14 @@ def test_unknown_tokenizer_is_one_clear_error() -> None:
 
 def test_core_imports_no_ui_or_torch() -> None:
     code = (
-        "import sys, chunkscope, chunkscope.docs, chunkscope.structure, chunkscope.tokens, chunkscope.chunk, "
-        "chunkscope.config, chunkscope.analysis, chunkscope.paths, chunkscope.tokens.background\n"
+        "import sys, chunkscope, chunkscope.document.loader, chunkscope.document.structure, chunkscope.tokens, chunkscope.chunking.chunk, "
+        "chunkscope.config.reader, chunkscope.document.analysis, chunkscope.paths, chunkscope.tokens.background\n"
         "import importlib\n"
-        "for m in ('chunkscope.lint','chunkscope.embed','chunkscope.store','chunkscope.retrieval','chunkscope.evaluate'):\n"
+        "for m in ('chunkscope.lint','chunkscope.embedding.embedder','chunkscope.retrieval.store','chunkscope.retrieval.retriever','chunkscope.evaluation.evaluate'):\n"
         "    try: importlib.import_module(m)\n"
         "    except ModuleNotFoundError as e:\n"
         "        if e.name != m: raise\n"
-        "from chunkscope.chunk import strategy_names, strategy_class\n"
+        "from chunkscope.chunking.chunk import strategy_names, strategy_class\n"
         "for n in strategy_names():\n"
         "    try: strategy_class(n)\n"
         "    except ModuleNotFoundError: pass\n"
@@ -191,7 +191,7 @@ def test_prepared_documents_get_their_own_tokens(parts: list[str]) -> None:
 def test_documents_encoded_as_one_group_get_exactly_their_own_tokens(parts: list[str], name: str) -> None:
     """`prepare` encodes documents joined into groups: every document's share of its group's tokens must be
     what encoding it alone gives, whatever its first and last characters (the joints' clean cuts)."""
-    from chunkscope.docs import Document
+    from chunkscope.document.loader import Document
     from chunkscope.tokens.background import GROUP_BYTES, prepare
 
     docs = [Document.from_text(p, path=f"d{i}.md") for i, p in enumerate(parts)]
@@ -234,7 +234,7 @@ def test_a_group_whose_joint_falls_inside_a_token_encodes_those_documents_alone(
 
 
 def test_prepared_corpus_offsets_match_fresh_encodes(corpus) -> None:
-    from chunkscope.docs import load_docs
+    from chunkscope.document.loader import load_docs
     from chunkscope.tokens import prepare, token_offsets
 
     docs = load_docs(corpus).documents
@@ -300,7 +300,7 @@ def test_encodings_are_built_without_touching_tiktoken_ext(monkeypatch: pytest.M
 
 def test_chunking_leaves_the_switch_interval_alone() -> None:
     """A host application calling chunkscope must find the interpreter as it left it, during the call too."""
-    from chunkscope.chunk import chunk_documents, get_strategy
+    from chunkscope.chunking.chunk import chunk_documents, get_strategy
 
     seen: list[float] = []
 
@@ -329,8 +329,8 @@ class Probe:
         return None
 
 sys.meta_path.insert(0, Probe())
-from chunkscope.chunk import chunk_documents, get_strategy
-from chunkscope.docs import Document
+from chunkscope.chunking.chunk import chunk_documents, get_strategy
+from chunkscope.document.loader import Document
 assert "numpy" not in sys.modules
 chunk_documents([Document.from_text("# A\n\nSome text.\n")], get_strategy("recursive"))
 assert "numpy" in sys.modules, "the probe must see numpy's import"
@@ -350,8 +350,8 @@ def test_numpy_is_imported_with_the_environment_as_the_user_left_it() -> None:
 def test_a_tree_with_a_lone_surrogate_document_chunks_every_document_exactly() -> None:
     """Text from the library API may hold lone surrogates (not encodable as UTF-8): `prepare` leaves that
     document out of its groups, its counter encodes slices one by one, and its neighbours are grouped as usual."""
-    from chunkscope.chunk import chunk_documents, get_strategy
-    from chunkscope.docs import Document
+    from chunkscope.chunking.chunk import chunk_documents, get_strategy
+    from chunkscope.document.loader import Document
 
     texts = ["# One\n\nFirst document.\n", "# Two\n\nBroken \ud800 text here.\n", "# Three\n\nThird document.\n"]
     docs = [Document.from_text(t, path=f"d{i}.md") for i, t in enumerate(texts)]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunk import chunk_documents
-from chunkscope.config import parse_config, resolve_strategy
+from chunkscope.chunking.chunk import chunk_documents
+from chunkscope.config.reader import parse_config, resolve_strategy
 
 pytest.importorskip("textual")
 
@@ -314,7 +314,7 @@ async def test_bad_files_and_failing_strategy_never_crash(tmp_path):
         strip = ex.query_one(SourceView).render_line(2)
         assert "\x1b" not in strip.text and "\x07" not in strip.text and "␛" in strip.text
         # A strategy that raises on a file: the error is shown, the app goes on.
-        from chunkscope.tui import session
+        from chunkscope.tui.headless import session
 
         original = session.chunk_documents
 
@@ -331,7 +331,7 @@ async def test_bad_files_and_failing_strategy_never_crash(tmp_path):
 
 
 async def test_a_slow_strategy_is_announced_and_the_app_stays_usable(monkeypatch):
-    from chunkscope.tui import session
+    from chunkscope.tui.headless import session
     from chunkscope.tui.screens import explorer as explorer_module
 
     monkeypatch.setattr(explorer_module, "SLOW_CUT_SECONDS", 0.5)
@@ -395,8 +395,8 @@ async def test_unreachable_qdrant_is_a_notification_not_a_crash():
 
 NO_TORCH_SCRIPT = textwrap.dedent("""
     import asyncio, sys, time
-    from chunkscope.config import load_config, resolve_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.document.loader import load_docs
     from chunkscope.tui.app import ChunkscopeApp
     from chunkscope.tui.screens.compare import CompareScreen
 

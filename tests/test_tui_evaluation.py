@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.config import parse_config, resolve_strategy
+from chunkscope.config.reader import parse_config, resolve_strategy
 
 pytest.importorskip("textual")
 
@@ -120,8 +120,8 @@ class FakeProbe:
 
     def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None,
                  search_mode="dense"):
-        from chunkscope.evaluate import EvalResult, QueryResult, RankedChunk
-        from chunkscope.tuning import ProbeOutcome, ProbeResult
+        from chunkscope.evaluation.evaluate import EvalResult, QueryResult, RankedChunk
+        from chunkscope.evaluation.tuning import ProbeOutcome, ProbeResult
 
         result = ProbeResult(k, tuple(sorted({1, k})), probe_set, [])
         for label, strategy in strategies:
@@ -148,7 +148,7 @@ def list_lines(widget) -> str:
 
 async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with_its_chunk(tiny_docs: Path,
                                                                                             monkeypatch):
-    import chunkscope.tuning as tuning
+    import chunkscope.evaluation.tuning as tuning
     from types import SimpleNamespace
 
     from chunkscope.tui.screens.evaluation import MissedList
@@ -198,7 +198,7 @@ async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with
 async def test_brackets_jump_between_the_strategies_misses(tiny_docs: Path, monkeypatch):
     """With many misses per strategy, ] and [ go to the first miss of the next and previous strategy, its line in
     view; a strategy with no miss is passed over, and the ends wrap around."""
-    import chunkscope.tuning as tuning
+    import chunkscope.evaluation.tuning as tuning
     from types import SimpleNamespace
 
     from chunkscope.tui.screens.evaluation import MissedList

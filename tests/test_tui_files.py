@@ -12,8 +12,8 @@ pytest.importorskip("textual")
 from rich.cells import cell_len  # noqa: E402
 from textual.widgets import Checkbox, OptionList  # noqa: E402
 
-from chunkscope.file_report import file_summaries, group_by_file, sort_files  # noqa: E402
-from chunkscope.chunk import ChunkedDoc  # noqa: E402
+from chunkscope.tui.headless.file_report import file_summaries, group_by_file, sort_files  # noqa: E402
+from chunkscope.chunking.chunk import ChunkedDoc  # noqa: E402
 from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
 from chunkscope.tui.screens.files import FilesScreen, FilesTable, left_cut  # noqa: E402

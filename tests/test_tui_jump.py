@@ -9,9 +9,9 @@ pytest.importorskip("textual")
 
 from textual.widgets import Input, OptionList  # noqa: E402
 
-from chunkscope.payload import chunk_payload  # noqa: E402
-from chunkscope.store import Hit  # noqa: E402
-from chunkscope.tui.search import Answer  # noqa: E402
+from chunkscope.retrieval.payload import chunk_payload  # noqa: E402
+from chunkscope.retrieval.store import Hit  # noqa: E402
+from chunkscope.tui.headless.search import Answer  # noqa: E402
 from tests.pilot import make_app, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunkscope.config import parse_config
+from chunkscope.config.reader import parse_config
 
 pytest.importorskip("textual")
 
@@ -57,7 +57,7 @@ async def test_choosing_a_preset_with_a_search_mode_switches_the_pane_to_it():
 
 
 async def test_a_preset_search_mode_applies_before_the_pane_opens_and_a_bar_edit_keeps_the_users_mode():
-    from chunkscope.tui.session import resolve
+    from chunkscope.tui.headless.session import resolve
 
     cfg = parse_config(CONFIG)
     app = make_app(config=cfg)

@@ -11,11 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from chunkscope.config import parse_config
-from chunkscope.evaluate import EvalResult
+from chunkscope.config.reader import parse_config
+from chunkscope.evaluation.evaluate import EvalResult
 from chunkscope.progress import CancelToken, Phase, Progress
-from chunkscope.store import IndexReport
-from chunkscope.tuning import ProbeOutcome, ProbeResult
+from chunkscope.retrieval.store import IndexReport
+from chunkscope.evaluation.tuning import ProbeOutcome, ProbeResult
 
 pytest.importorskip("textual")
 
@@ -175,7 +175,7 @@ class SlowProbe:
 
 
 async def test_the_probe_says_each_step_and_ctrl_x_keeps_the_strategies_that_finished(monkeypatch):
-    import chunkscope.tuning as tuning
+    import chunkscope.evaluation.tuning as tuning
 
     cfg = parse_config({"strategy": "recursive",
                         "presets": {"small": {"strategy": "recursive", "chunk_size": 40, "chunk_overlap": 0}}})

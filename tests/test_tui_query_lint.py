@@ -11,14 +11,14 @@ import pytest
 
 from chunkscope.progress import Phase, Progress
 
-from chunkscope.config import parse_config
+from chunkscope.config.reader import parse_config
 
 pytest.importorskip("textual")
 
 from textual.widgets import Checkbox, Input, OptionList, Select  # noqa: E402
 
 from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
-from chunkscope.tui.search import Answer  # noqa: E402
+from chunkscope.tui.headless.search import Answer  # noqa: E402
 from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
 from chunkscope.tui.widgets.key_bar import KeyBar  # noqa: E402
 from chunkscope.tui.widgets.source_view import SourceView  # noqa: E402

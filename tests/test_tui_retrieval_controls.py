@@ -9,15 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from chunkscope.config import parse_config
-from chunkscope.payload import chunk_payload
-from chunkscope.store import Hit
+from chunkscope.config.reader import parse_config
+from chunkscope.retrieval.payload import chunk_payload
+from chunkscope.retrieval.store import Hit
 
 pytest.importorskip("textual")
 
 from textual.widgets import Input, OptionList  # noqa: E402
 
-from chunkscope.tui.search import Answer, SearchSession, Verdict  # noqa: E402
+from chunkscope.tui.headless.search import Answer, SearchSession, Verdict  # noqa: E402
 from tests.pilot import make_app, press_burst, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.anyio
@@ -230,8 +230,8 @@ async def test_ctrl_s_cycles_the_search_mode_and_asks_again_without_re_indexing(
 
 def test_the_session_asks_in_its_search_mode_and_keyword_embeds_no_question(sample_docs):
     """`SearchSession.ask` hands the mode to the retriever and judges by the threshold in dense search only."""
-    from chunkscope.config import load_config, resolve_strategy
-    from chunkscope.docs import load_docs
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.document.loader import load_docs
 
     cfg = load_config(sample_docs)
     session = SearchSession(load_docs(sample_docs), cfg)

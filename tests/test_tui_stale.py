@@ -9,15 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from chunkscope.payload import chunk_payload
-from chunkscope.store import Hit
+from chunkscope.retrieval.payload import chunk_payload
+from chunkscope.retrieval.store import Hit
 
 pytest.importorskip("textual")
 
 from textual.widgets import Input, OptionList  # noqa: E402
 
-from chunkscope.tui.search import Answer, Verdict  # noqa: E402
-from chunkscope.tui.session import resolve  # noqa: E402
+from chunkscope.tui.headless.search import Answer, Verdict  # noqa: E402
+from chunkscope.tui.headless.session import resolve  # noqa: E402
 from chunkscope.tui.widgets import query_pane as query_pane_module  # noqa: E402
 from tests.pilot import make_app, press_burst, wait_for  # noqa: E402
 

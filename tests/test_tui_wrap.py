@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from chunkscope.config import Config, resolve_strategy
+from chunkscope.config.reader import Config, resolve_strategy
 
 pytest.importorskip("textual")
 
@@ -218,7 +218,7 @@ async def test_w_toggles_wrap_and_keeps_the_top(docs):
 
 
 async def test_without_wrap_a_long_line_is_cropped(docs):
-    from chunkscope.config import ConfigError, parse_config
+    from chunkscope.config.reader import ConfigError, parse_config
 
     config = parse_config({"tui": {"wrap": False}})  # `[tui] wrap = false` in chunkscope.toml
     with pytest.raises(ConfigError, match="tui.wrap"):
@@ -245,7 +245,7 @@ def test_row_map_measures_lines_as_they_are_drawn():
     from rich.cells import cell_len
 
     from chunkscope.cli.common import visible
-    from chunkscope.outline_scan import line_starts_of
+    from chunkscope.document.outline_scan import line_starts_of
     from chunkscope.tui.layout import TAB, RowMap
 
     line = "\t".join(["中文字符在这里", "emoji 👍🏽 and e\u0301", "bell \x07 esc \x1b[31m", "C1 \x85 done"] * 6)
@@ -312,7 +312,7 @@ async def test_notes_after_a_line_wrap_with_it_instead_of_running_off_the_edge(d
 
 async def test_a_url_in_the_chunk_detail_breaks_only_between_its_parts(sample_docs):
     """The detail pane breaks a URL after a /, ?, & or #, never inside a name (at every width)."""
-    from chunkscope.config import parse_config
+    from chunkscope.config.reader import parse_config
     from chunkscope.tui.widgets.chunk_detail import ChunkDetail
 
     site = "https://robotics-handbook.example.org/docs/humanoid-kinematics-second-edition"
@@ -327,7 +327,7 @@ async def test_a_url_in_the_chunk_detail_breaks_only_between_its_parts(sample_do
             await wait_for(pilot_, lambda: ex.result.doc.path == path and ex.result.complete, what=path)
             ex.selected = 2
             detail = ex.query_one(ChunkDetail)
-            from chunkscope.tui.session import chunk_link
+            from chunkscope.tui.headless.session import chunk_link
 
             url = chunk_link(ex.config, ex.result, ex.result.chunks[2])
             assert url.startswith(site) and "#" in url
@@ -379,7 +379,7 @@ async def test_a_recut_keeps_the_rows_of_the_notes_until_its_own_notes_come(docs
 def test_row_map_wraps_a_note_with_its_line():
     """A note is wrapped as part of its line's drawing: rows never wider than asked, breaks after spaces, every
     character on one row, note rows standing for the line's end; other notes re-wrap only the noted lines."""
-    from chunkscope.outline_scan import line_starts_of
+    from chunkscope.document.outline_scan import line_starts_of
     from chunkscope.tui.layout import RowMap
 
     line = " ".join(f"word{i}" for i in range(30))

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.config import ConfigError, load_config, parse_config, resolve_strategy
-from chunkscope.docs import load_docs
-from chunkscope.evaluate import Expect, QueryCase, load_queries, resolve_region
+from chunkscope.config.reader import ConfigError, load_config, parse_config, resolve_strategy
+from chunkscope.document.loader import load_docs
+from chunkscope.evaluation.evaluate import Expect, QueryCase, load_queries, resolve_region
 from chunkscope.progress import CancelToken, Phase
-from chunkscope.store import Store
-from chunkscope.tune import (
+from chunkscope.retrieval.store import Store
+from chunkscope.evaluation.tune.tune import (
     Candidate,
     Chunking,
     PresetWriteError,
@@ -229,7 +229,7 @@ def test_labelled_questions_score_hit_and_mrr_over_every_search_mode(window_tree
 
 
 def test_a_bad_labelled_question_fails_before_any_work(window_tree, store, tmp_path):
-    from chunkscope.evaluate import QueriesError
+    from chunkscope.evaluation.evaluate import QueriesError
 
     emb = BagOfWords(tmp_path / "emb")
     bad = [QueryCase("x", Expect("nope.md"), "q.jsonl", 7)]
@@ -242,7 +242,7 @@ def test_a_bad_labelled_question_fails_before_any_work(window_tree, store, tmp_p
 
 
 def test_question_free_parts_come_from_the_tokenizer_and_lint(tmp_path):
-    from chunkscope.chunk import chunk_documents, get_strategy
+    from chunkscope.chunking.chunk import chunk_documents, get_strategy
     from chunkscope.lint import RULES, lint_tree
 
     long_words = " ".join(f"word{i}" for i in range(400))
@@ -253,8 +253,8 @@ def test_question_free_parts_come_from_the_tokenizer_and_lint(tmp_path):
     chunks = [c for r in chunk_documents(tree.documents, strategy) for c in r.chunks]
     emb = BagOfWords(tmp_path / "emb")
     with Store(tree.root, path=tmp_path / "qdrant") as store:
-        from chunkscope.neighbours import StoredEmbeddings
-        from chunkscope.retrieval import Retriever
+        from chunkscope.retrieval.neighbours import StoredEmbeddings
+        from chunkscope.retrieval.retriever import Retriever
 
         retriever = Retriever(tree, strategy, emb, store)
         retriever.ensure_indexed()
@@ -437,7 +437,7 @@ def test_a_file_that_cannot_be_rewritten_safely_is_left_alone(tmp_path, text, me
 
 
 def test_parse_budget():
-    from chunkscope.chunk import ParamError
+    from chunkscope.chunking.chunk import ParamError
     from chunkscope.cli.cmd_tune import parse_budget
 
     assert parse_budget("10m") == 600 and parse_budget("90s") == 90 and parse_budget("1h30m") == 5400

@@ -14,15 +14,15 @@ import tomllib
 
 import pytest
 
-from chunkscope.chunk import Param, ParamError, Span, Strategy, get_strategy
+from chunkscope.chunking.chunk import Param, ParamError, Span, Strategy, get_strategy
 from chunkscope.cli.parsing import parse_grid, parse_levels
-from chunkscope.config import ResolvedStrategy, parse_config
-from chunkscope.docs import load_docs
+from chunkscope.config.reader import ResolvedStrategy, parse_config
+from chunkscope.document.loader import load_docs
 from chunkscope.progress import CancelToken
-from chunkscope.embed import Embedder
-from chunkscope.evaluate import Expect, QueryCase
-from chunkscope.store import Store, collection_name, owner_key
-from chunkscope.tuning import (
+from chunkscope.embedding.embedder import Embedder
+from chunkscope.evaluation.evaluate import Expect, QueryCase
+from chunkscope.retrieval.store import Store, collection_name, owner_key
+from chunkscope.evaluation.tuning import (
     ProbeSet,
     even_sample,
     grid_points,
@@ -358,7 +358,7 @@ def test_sweep_progress_and_stop(window_tree, store, tmp_path):
 
 
 def test_storage_matches_the_stats_command(window_tree, store, tmp_path):
-    from chunkscope.chunk import chunk_documents
+    from chunkscope.chunking.chunk import chunk_documents
     from chunkscope.cli.cmd_core import tree_stats
 
     res = sweep(window_tree, "fixed", {"chunk_size": [16], "chunk_overlap": [0]}, probe_sections(window_tree),
@@ -422,7 +422,7 @@ def test_preset_snippet_is_valid_config(window_tree, store, tmp_path):
 
 
 def test_sweep_rejects_bad_queries_before_work(window_tree, store, tmp_path):
-    from chunkscope.evaluate import QueriesError
+    from chunkscope.evaluation.evaluate import QueriesError
 
     emb = BowEmbedder(tmp_path / "emb")
     with pytest.raises(QueriesError, match="no heading"):
@@ -497,7 +497,7 @@ def test_cli_probe(cli, tmp_path, splitter, capsys):
 
 def hand_probe(hits_by_label: dict[str, list[bool]]):
     """A probe result built by hand: one section per column of hits, every strategy's verdicts given."""
-    from chunkscope.tuning import ProbeOutcome, ProbeResult, ProbeSection
+    from chunkscope.evaluation.tuning import ProbeOutcome, ProbeResult, ProbeSection
 
     n = len(next(iter(hits_by_label.values())))
     sections = [ProbeSection("a.md", 3 + 4 * i, 2, f"Topic {i}", f"Topic {i}", f"topic-{i}", 10 * i + 5, 10 * i + 9,

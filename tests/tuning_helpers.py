@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from chunkscope.embed import Embedder
+from chunkscope.embedding.embedder import Embedder
 
 
 class WordCountEmbedder(Embedder):

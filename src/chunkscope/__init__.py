@@ -13,27 +13,27 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_docs": "chunkscope.docs",
-    "Document": "chunkscope.docs",
-    "DocsTree": "chunkscope.docs",
-    "Problem": "chunkscope.docs",
-    "DocsError": "chunkscope.docs",
-    "chunk_text": "chunkscope.chunk",
-    "get_strategy": "chunkscope.chunk",
-    "list_strategies": "chunkscope.chunk",
-    "strategy_names": "chunkscope.chunk",
-    "Chunk": "chunkscope.chunk",
-    "Strategy": "chunkscope.chunk",
-    "ParamError": "chunkscope.chunk",
-    "UnknownStrategy": "chunkscope.chunk",
-    "StrategyPluginError": "chunkscope.chunk",
+    "load_docs": "chunkscope.document.loader",
+    "Document": "chunkscope.document.loader",
+    "DocsTree": "chunkscope.document.loader",
+    "Problem": "chunkscope.document.loader",
+    "DocsError": "chunkscope.document.loader",
+    "chunk_text": "chunkscope.chunking.chunk",
+    "get_strategy": "chunkscope.chunking.chunk",
+    "list_strategies": "chunkscope.chunking.chunk",
+    "strategy_names": "chunkscope.chunking.chunk",
+    "Chunk": "chunkscope.chunking.chunk",
+    "Strategy": "chunkscope.chunking.chunk",
+    "ParamError": "chunkscope.chunking.chunk",
+    "UnknownStrategy": "chunkscope.chunking.chunk",
+    "StrategyPluginError": "chunkscope.chunking.chunk",
     "get_tokenizer": "chunkscope.tokens",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
-    from .chunk import (
+    from chunkscope.chunking.chunk import (
         Chunk,
         ParamError,
         Strategy,
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
         list_strategies,
         strategy_names,
     )
-    from .docs import DocsError, DocsTree, Document, Problem, load_docs
-    from .tokens import get_tokenizer
+    from chunkscope.document.loader import DocsError, DocsTree, Document, Problem, load_docs
+    from chunkscope.tokens import get_tokenizer
 
 
 def __getattr__(name: str) -> Any:

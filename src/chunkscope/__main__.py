@@ -1,5 +1,5 @@
 """``python -m chunkscope`` runs the command line."""
 
-from .cli import main
+from chunkscope.cli import main
 
 raise SystemExit(main())

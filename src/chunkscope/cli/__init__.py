@@ -19,7 +19,7 @@ import importlib
 import os
 import sys
 
-from .. import __version__
+from chunkscope import __version__
 
 #: The last row of the exit-code table (the rest are ``common.EXIT_OK``, ``EXIT_FINDINGS``, ``EXIT_USAGE``).
 EXIT_INTERRUPTED = 130
@@ -56,26 +56,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _known_errors() -> tuple[type[BaseException], ...]:
     """Exceptions whose message is meant for the user as is."""
-    from ..chunk import ParamError, UnknownStrategy
-    from ..config import ConfigError
-    from ..docs import DocsError
-    from ..tokens import TokenizerError
+    from chunkscope.chunking.chunk import ParamError, UnknownStrategy
+    from chunkscope.config.reader import ConfigError
+    from chunkscope.document.loader import DocsError
+    from chunkscope.tokens import TokenizerError
 
-    errors: list[type[BaseException]] = [ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError]
-    for mod, names in (("..encoders", ("EmbedError",)), ("..extras", ("MissingExtra",)),
-                       ("..embedder_spec", ("EmbedderSpecError",)), ("..search_modes", ("SearchModeError",)),
-                       ("..store", ("StoreError",)), ("..evaluate", ("QueriesError", "BaselineError"))):
-        try:
-            m = importlib.import_module(mod, __name__)
-        except ImportError:
-            continue
-        errors.extend(getattr(m, n) for n in names if hasattr(m, n))
+    from chunkscope.embedding.encoders import EmbedError
+    from chunkscope.embedding.spec import EmbedderSpecError
+    from chunkscope.evaluation.evaluate import BaselineError, QueriesError
+    from chunkscope.extras import MissingExtra
+    from chunkscope.retrieval.search_modes import SearchModeError
+    from chunkscope.retrieval.store import StoreError
+
+    errors: list[type[BaseException]] = [
+        ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError, EmbedError, MissingExtra,
+        EmbedderSpecError, SearchModeError, StoreError, QueriesError, BaselineError,
+    ]
     return tuple(errors)
 
 
 def _stops() -> tuple[type[BaseException], ...]:
     """Exceptions that mean the user stopped the work: exit 130, like Ctrl-C itself."""
-    from ..progress import Cancelled
+    from chunkscope.progress import Cancelled
 
     return (Interrupted, Cancelled)
 
@@ -91,7 +93,7 @@ def _mistyped_command(word: str, commands: set[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .common import EXIT_USAGE, error, user_message
+    from chunkscope.cli.common import EXIT_USAGE, error, user_message
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

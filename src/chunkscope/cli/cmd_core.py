@@ -9,17 +9,17 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..chunk import (
+from chunkscope.chunking.chunk import (
     Chunk,
     ChunkedDoc,
     chunk_documents,
     count_embed_tokens,
     list_strategies,
 )
-from ..config import ResolvedStrategy
-from ..docs import DocsTree
-from ..payload import FLOAT_BYTES, StorageEstimate, storage_estimate
-from .common import (
+from chunkscope.config.reader import ResolvedStrategy
+from chunkscope.document.loader import DocsTree
+from chunkscope.retrieval.payload import FLOAT_BYTES, StorageEstimate, storage_estimate
+from chunkscope.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     add_docs_arg,
@@ -32,11 +32,11 @@ from .common import (
     strategies_from_args,
     visible,
 )
-from .table_layout import DROP, Col, cell_width, fit_table, table_overhead
-from ..wording import plural
+from chunkscope.cli.table_layout import DROP, Col, cell_width, fit_table, table_overhead
+from chunkscope.wording import plural
 
 if TYPE_CHECKING:
-    from ..embedder_spec import EmbedderSpec
+    from chunkscope.embedding.spec import EmbedderSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
-    from ..chunk import plugin_problems
+    from chunkscope.chunking.chunk import plugin_problems
 
     classes = list_strategies()
     # A plugin that cannot be used is one line each on stderr; the listing (and its JSON) carries on without it.
@@ -131,7 +131,7 @@ def chunk_tree(tree: DocsTree, resolved: ResolvedStrategy, cfg=None, lint: bool 
         if r.error:
             print(visible(f"{r.doc.path}: chunk-error: {r.error}", oneline=True), file=sys.stderr)
     if lint:
-        from ..lint import annotate_results, lint_tree
+        from chunkscope.lint import annotate_results, lint_tree
 
         # One pass over the tree: duplicates are found across files (as `chunkscope lint` finds them); the
         # findings' rule ids land in the chunks' warnings (lint marks copies, never the chunks it was given).
@@ -146,7 +146,7 @@ def require_chunked(results: Sequence[ChunkedDoc], docs: str, label: str) -> Non
     Raises:
         DocsError: every document failed (each failure was reported on stderr by `chunk_tree`).
     """
-    from ..docs import DocsError
+    from chunkscope.document.loader import DocsError
 
     if results and all(r.error for r in results):
         raise DocsError(f"{docs}: {label} could chunk none of the {len(results)} files (each problem is listed above)")
@@ -167,7 +167,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     require_chunked(results, args.docs, resolved.label)
     out = sys.stdout
     if langchain:
-        from ..integrations import (
+        from chunkscope.integrations import (
             langchain_record,  # plain JSON: LangChain itself is not needed to write it
         )
 
@@ -178,7 +178,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     chunks = [c for r in results for c in r.chunks]
     count_embed_tokens(chunks, ctx.config.embedder_spec())
     if args.format == "jsonl":
-        from ..site import chunk_url
+        from chunkscope.site.model import chunk_url
 
         # Each row's url is the citation `query` prints for the chunk: route + #anchor, under site_url if set.
         site_url = ctx.config.site_url or None
@@ -289,8 +289,8 @@ def embed_dim(spec) -> int:
     """The embedder's vector size without running it (no torch, no request): an endpoint's known size, a local
     model's from its files; 384 (MiniLM's) when nothing says, for another server's model the first request
     would tell."""
-    from ..model_info import model_dimension
-    from ..paths import TokenizerError
+    from chunkscope.embedding.model_info import model_dimension
+    from chunkscope.paths import TokenizerError
 
     if spec.known_dim:
         return spec.known_dim

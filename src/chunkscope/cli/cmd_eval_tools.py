@@ -1,8 +1,8 @@
 """``eval``, ``probe`` and ``sweep``: strategies scored on labelled questions (against a saved baseline too), a
 retrieval check that needs no labels, and a parameter grid scored end to end.
 
-Registered by ``cmd_tuning.register`` (after ``compare``). The work is done by `chunkscope.evaluate` and
-`chunkscope.tuning`; this module parses arguments, shows progress on stderr and prints tables, every miss with
+Registered by ``cmd_tuning.register`` (after ``compare``). The work is done by `chunkscope.evaluation.evaluate` and
+`chunkscope.evaluation.tuning`; this module parses arguments, shows progress on stderr and prints tables, every miss with
 the chunks that outranked it, JSON, baseline changes and the winning preset.
 """
 
@@ -13,18 +13,18 @@ from dataclasses import dataclass
 import sys
 from typing import Any
 
-from ..chunk import ParamError
-from ..evaluate import PASSAGE_UNITS
-from . import Interrupted
-from .cmd_core import documents_exit
-from .cmd_retrieval import (
+from chunkscope.chunking.chunk import ParamError
+from chunkscope.evaluation.evaluate import PASSAGE_UNITS
+from chunkscope.cli import Interrupted
+from chunkscope.cli.cmd_core import documents_exit
+from chunkscope.cli.cmd_retrieval import (
     _add_store_args,
     add_search_arg,
     make_embedder,
     open_store,
     search_mode,
 )
-from .common import (
+from chunkscope.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
@@ -38,9 +38,9 @@ from .common import (
     strategies_from_args,
     visible,
 )
-from .parsing import parse_grid
-from .progress_bar import graceful_interrupt, progress_bar
-from .table_layout import DROP, Col, fit_table, wrap_items
+from chunkscope.cli.parsing import parse_grid
+from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
+from chunkscope.cli.table_layout import DROP, Col, fit_table, wrap_items
 
 #: What the passage-level metrics are, for ``eval --help``.
 EVAL_EPILOG = """\
@@ -178,7 +178,7 @@ def _parse_bars(items: list[str] | None) -> dict[str, float]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ..evaluate import Baseline, evaluate, load_queries
+    from chunkscope.evaluation.evaluate import Baseline, evaluate, load_queries
 
     ks = _parse_ks(args.k)
     bars = _parse_bars(args.fail_under)
@@ -258,8 +258,8 @@ def eval_variants(args: argparse.Namespace, config, resolved) -> list[EvalVarian
     """Each strategy once per combination of --search modes and --grid values, labelled by what varies."""
     import itertools
 
-    from ..search_modes import PIPELINE_KEYS
-    from .parsing import parse_search
+    from chunkscope.retrieval.search_modes import PIPELINE_KEYS
+    from chunkscope.cli.parsing import parse_search
 
     given = parse_search(getattr(args, "search", None), several=True)
     out: list[EvalVariant] = []
@@ -428,8 +428,8 @@ def print_miss_chunks(con, q, indent: int = 4) -> None:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ..tuning import probe, probe_sections
-    from .parsing import parse_levels
+    from chunkscope.evaluation.tuning import probe, probe_sections
+    from chunkscope.cli.parsing import parse_levels
 
     ctx = load_context(args)
     k = _check_k(args.k)
@@ -468,7 +468,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 def _merged_probe(parts: list[Any], order: list[str]) -> Any:
     """One `ProbeResult` of the probes run per search mode (same questions), strategies in the order given."""
-    from ..tuning import ProbeResult
+    from chunkscope.evaluation.tuning import ProbeResult
 
     first = parts[0]
     rank = {label: i for i, label in enumerate(order)}
@@ -584,8 +584,8 @@ def _sweep_target(args: argparse.Namespace, cfg) -> tuple[str, dict[str, Any], s
     """The strategy to sweep, the parameters every point shares (config defaults, a preset's, --param), and the
     swept preset's search mode (None for a strategy, or a preset naming none): the points run in the mode the
     preset is used in, unless --search or a grid says."""
-    from ..chunk import strategy_class
-    from .parsing import parse_param_args
+    from chunkscope.chunking.chunk import strategy_class
+    from chunkscope.cli.parsing import parse_param_args
 
     name = args.strategy[0] if args.strategy else cfg.strategy
     cli = parse_param_args(args.param)
@@ -614,9 +614,9 @@ def check_one_strategy(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from ..evaluate import load_queries
-    from ..tuning import parse_metric, probe_sections, sweep
-    from .parsing import parse_levels
+    from chunkscope.evaluation.evaluate import load_queries
+    from chunkscope.evaluation.tuning import parse_metric, probe_sections, sweep
+    from chunkscope.cli.parsing import parse_levels
 
     check_one_strategy(args)
     ctx = load_context(args)
@@ -704,7 +704,7 @@ def sweep_table(result, width: int, **table_kw: Any) -> tuple[Any, list[str]]:
     """The ranked grid points (the best in green): rank, parameter values, metrics, chunks, storage, embedding
     work and time. Names and numbers are never cut; on a narrow terminal the per-point embedding counts are
     left out first (the cache line below the table sums them), then the time, then storage."""
-    from ..tuning import _fmt_value
+    from chunkscope.evaluation.tuning import _fmt_value
 
     ranked = result.ranked()
     extra = [m for m in ("hit@1", f"hit@{result.k}", "mrr") if m != result.metric]

@@ -24,10 +24,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..lint import ERROR, RULES, Finding, LintReport, embedding_rules, lint_settings, lint_tree
-from ..wording import install_hint, plural
-from .cmd_core import chunk_tree, require_chunked
-from .common import (
+from chunkscope.lint import ERROR, RULES, Finding, LintReport, embedding_rules, lint_settings, lint_tree
+from chunkscope.wording import install_hint, plural
+from chunkscope.cli.cmd_core import chunk_tree, require_chunked
+from chunkscope.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
@@ -39,13 +39,13 @@ from .common import (
     strategies_from_args,
     visible,
 )
-from .cmd_retrieval import _add_store_args
-from .progress_bar import graceful_interrupt, progress_bar
+from chunkscope.cli.cmd_retrieval import _add_store_args
+from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
 
 if TYPE_CHECKING:
-    from ..config import Config, ResolvedStrategy
-    from ..neighbours import Neighbourhoods, StoredEmbeddings
-    from .common import Context
+    from chunkscope.config.reader import Config, ResolvedStrategy
+    from chunkscope.retrieval.neighbours import Neighbourhoods, StoredEmbeddings
+    from chunkscope.cli.common import Context
 
 FORMATS = ("text", "json", "github")
 
@@ -101,7 +101,7 @@ LOAD_PROBLEM, NOT_CHUNKED = "load-problem", "not-chunked"
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from ..extras import MissingExtra
+    from chunkscope.extras import MissingExtra
 
     ctx = load_context(args, report_problems=False, require_documents=True)
     ctx = dataclasses.replace(ctx, config=_with_embedder(ctx.config, args))
@@ -115,7 +115,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         embedder = store = None
         if args.embeddings and wanted:
             try:  # what is missing is said before any work, in one line
-                from .cmd_retrieval import make_embedder, open_store
+                from chunkscope.cli.cmd_retrieval import make_embedder, open_store
 
                 embedder = make_embedder(ctx, args)
                 store = stack.enter_context(open_store(ctx, args))
@@ -170,10 +170,10 @@ def _with_embedder(cfg: Config, args: argparse.Namespace) -> Config:
 
 def embed_tree(ctx: Context, resolved: ResolvedStrategy, embedder, store) -> StoredEmbeddings:
     """Index the tree as ``index`` does (only what changed is embedded), then find every chunk's neighbours."""
-    from ..neighbours import StoredEmbeddings
-    from ..retrieval import Retriever
-    from . import Interrupted
-    from .cmd_retrieval import ensure_index, report_line
+    from chunkscope.retrieval.neighbours import StoredEmbeddings
+    from chunkscope.retrieval.retriever import Retriever
+    from chunkscope.cli import Interrupted
+    from chunkscope.cli.cmd_retrieval import ensure_index, report_line
 
     retriever = Retriever(ctx.tree, resolved.strategy, embedder, store, ctx.config.site_url or None,
                           citation_template=resolved.citation_template)

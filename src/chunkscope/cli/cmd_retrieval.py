@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
-from . import Interrupted
-from .progress_bar import graceful_interrupt, progress_bar
-from .cmd_core import documents_exit
-from .common import (
+from chunkscope.cli import Interrupted
+from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
+from chunkscope.cli.cmd_core import documents_exit
+from chunkscope.cli.common import (
     add_docs_arg,
     add_strategy_args,
     console,
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def open_store(ctx, args):
     """The store: --qdrant-url, else [qdrant] url or path, else QDRANT_URL, else the tree's local store."""
-    from ..store import Store
+    from chunkscope.retrieval.store import Store
 
     target = ctx.config.qdrant_target(getattr(args, "qdrant_url", None))
     return Store(ctx.tree.root, url=target.url, path=target.path, timeout=target.timeout)
@@ -73,7 +73,7 @@ def open_store(ctx, args):
 def make_embedder(ctx, args, model: str | None = None):
     """The embedder: ``model`` (a grid's value), else --embedder, with --embed-url, over [embedder] (see
     `Config.embedder_spec`). The URL goes only to an endpoint: a grid may mix local models and endpoints."""
-    from ..embed import embedder_for
+    from chunkscope.embedding.embedder import embedder_for
 
     name = model or getattr(args, "embedder", None)
     url = getattr(args, "embed_url", None)
@@ -92,7 +92,7 @@ def add_search_arg(p: argparse.ArgumentParser, several: bool = False) -> None:
 
 def search_mode(args, config, preset_search: str | None = None) -> str:
     """--search, else the preset's ``search`` (``ResolvedStrategy.search``), else ``[query] search``, else dense."""
-    from .parsing import parse_search
+    from chunkscope.cli.parsing import parse_search
 
     modes = parse_search(getattr(args, "search", None))
     return modes[0] if modes else (preset_search or config.search_mode)
@@ -123,7 +123,7 @@ def ensure_index(retriever, label: str, quiet: bool = False):
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ..retrieval import Retriever
+    from chunkscope.retrieval.retriever import Retriever
 
     ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)[0]
@@ -151,7 +151,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _filters(items: list[str] | None) -> dict[str, str]:
-    from .parsing import parse_filters
+    from chunkscope.cli.parsing import parse_filters
 
     return parse_filters(items or [])
 
@@ -159,7 +159,7 @@ def _filters(items: list[str] | None) -> dict[str, str]:
 def _check_query_args(args: argparse.Namespace) -> None:
     """Refuse what cannot mean anything before loading a model: no question, k below 1, a threshold no cosine
     score can reach."""
-    from ..chunk import ParamError
+    from chunkscope.chunking.chunk import ParamError
 
     if not args.question.strip():
         raise ParamError("query: the question is empty")
@@ -171,8 +171,8 @@ def _check_query_args(args: argparse.Namespace) -> None:
 
 def _check_filter_keys(filters: dict[str, str], chunks) -> None:
     """A filter on a field no chunk has matches nothing: say so, with the fields there are."""
-    from ..chunk import ParamError
-    from ..payload import chunk_payload
+    from chunkscope.chunking.chunk import ParamError
+    from chunkscope.retrieval.payload import chunk_payload
 
     if not filters or not chunks:
         return
@@ -185,7 +185,7 @@ def _check_filter_keys(filters: dict[str, str], chunks) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from ..retrieval import Retriever
+    from chunkscope.retrieval.retriever import Retriever
 
     _check_query_args(args)
     ctx = load_context(args)

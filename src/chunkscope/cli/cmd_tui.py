@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..chunk import ParamError
-from ..search_modes import SEARCH_MODES
-from .common import add_docs_arg, add_strategy_args, load_context, strategies_from_args
+from chunkscope.chunking.chunk import ParamError
+from chunkscope.retrieval.search_modes import SEARCH_MODES
+from chunkscope.cli.common import add_docs_arg, add_strategy_args, load_context, strategies_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +28,6 @@ def cmd_tui(args: argparse.Namespace) -> int:
                                           query__search=args.search, query__threshold=args.threshold)
     config.embedder_spec()  # a bad --embedder or --embed-url is one line now, not at the first question
     resolved = strategies_from_args(args, config)[0]
-    from ..tui.app import run_app
+    from chunkscope.tui.app import run_app
 
     return run_app(ctx.tree, config, resolved)

@@ -1,7 +1,7 @@
 """``tune``: search strategies, their parameters, ``embed_prefix`` and the search mode within a time budget, print
 the ranking with the evidence for the winner, and with ``--write`` store it as ``[presets.tuned]``.
 
-The work is `chunkscope.tune`'s; this module parses the arguments (the budget's ``10m``), shows progress on
+The work is `chunkscope.evaluation.tune.tune`'s; this module parses the arguments (the budget's ``10m``), shows progress on
 stderr, words the tables and the evidence, and decides which configuration file the preset goes to.
 """
 
@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..chunk import ParamError
-from ..progress import format_seconds
-from . import Interrupted
-from .cmd_core import documents_exit
-from .cmd_retrieval import _add_store_args, make_embedder, open_store
-from .common import (
+from chunkscope.chunking.chunk import ParamError
+from chunkscope.progress import format_seconds
+from chunkscope.cli import Interrupted
+from chunkscope.cli.cmd_core import documents_exit
+from chunkscope.cli.cmd_retrieval import _add_store_args, make_embedder, open_store
+from chunkscope.cli.common import (
     EXIT_USAGE,
     add_docs_arg,
     console,
@@ -27,8 +27,8 @@ from .common import (
     load_context,
     visible,
 )
-from .progress_bar import graceful_interrupt, progress_bar
-from .table_layout import DROP, Col, fit_table
+from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
+from chunkscope.cli.table_layout import DROP, Col, fit_table
 
 #: What tune does without questions, for ``tune --help``.
 TUNE_EPILOG = """\
@@ -106,8 +106,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _check(args: argparse.Namespace) -> tuple[float | None, list[str] | None, list[str] | None, list[str] | None]:
     """Everything the command line says that can be refused before any work."""
-    from ..chunk import strategy_class
-    from .parsing import parse_search
+    from chunkscope.chunking.chunk import strategy_class
+    from chunkscope.cli.parsing import parse_search
 
     budget = parse_budget(args.budget)
     if args.k < 1:
@@ -138,16 +138,16 @@ def config_target(ctx, args: argparse.Namespace) -> tuple[Path, tuple[str, ...]]
     elif ctx.config.source is not None:
         path = Path(ctx.config.source)
     else:
-        from ..config import CONFIG_NAME
+        from chunkscope.config.reader import CONFIG_NAME
 
         path = Path(ctx.tree.root) / CONFIG_NAME
     return path, (("tool", "chunkscope") if path.name == "pyproject.toml" else ())
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from ..evaluate import load_queries
-    from ..tune import tune
-    from .parsing import parse_levels
+    from chunkscope.evaluation.evaluate import load_queries
+    from chunkscope.evaluation.tune.tune import tune
+    from chunkscope.cli.parsing import parse_levels
 
     budget, strategies, modes, prefixes = _check(args)
     lo, hi = parse_levels(args.levels)
@@ -167,7 +167,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                           keep=args.keep, **kw)
     written = None
     if target is not None and result.best is not None and not result.cancelled:
-        from ..tune import write_preset
+        from chunkscope.evaluation.tune.tune import write_preset
 
         written = write_preset(target[0], args.preset_name, result.preset(), comment=result.describe_best(),
                                table_prefix=target[1])

@@ -7,9 +7,9 @@ import json
 import statistics
 from typing import Any, Sequence
 
-from ..compare import diff_trees
-from ..config import resolve_strategy
-from .cmd_core import (
+from chunkscope.chunking.compare import diff_trees
+from chunkscope.config.reader import resolve_strategy
+from chunkscope.cli.cmd_core import (
     chunk_tree,
     documents_exit,
     embed_dim,
@@ -17,9 +17,9 @@ from .cmd_core import (
     require_chunked,
     tree_stats,
 )
-from .common import add_docs_arg, console, human_bytes, load_context, visible
-from .parsing import parse_param_args
-from .table_layout import Col, fit_table
+from chunkscope.cli.common import add_docs_arg, console, human_bytes, load_context, visible
+from chunkscope.cli.parsing import parse_param_args
+from chunkscope.cli.table_layout import Col, fit_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
     try:
-        from . import cmd_eval_tools
+        from chunkscope.cli import cmd_eval_tools
     except ImportError:
         return
     cmd_eval_tools.register(sub)
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check_pair(args: argparse.Namespace) -> None:
     """Refuse, before any work, a command line that does not name exactly two configurations to compare."""
-    from ..chunk import ParamError
+    from chunkscope.chunking.chunk import ParamError
 
     names = args.strategy
     if len(names) > 2:
@@ -68,7 +68,7 @@ def _resolve_pair(args: argparse.Namespace, cfg):
 def _lint_counts(ctx, resolved, results) -> tuple[int, int]:
     """(errors, warnings) as `chunkscope lint` counts them: every rule, duplicates across files included (a
     per-document pass sees only a file's own duplicates)."""
-    from ..lint import lint_tree
+    from chunkscope.lint import lint_tree
 
     report = lint_tree(ctx.tree, resolved, ctx.config, results=results)
     return report.errors, report.warnings

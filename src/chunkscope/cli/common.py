@@ -7,11 +7,11 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..config import Config, ResolvedStrategy, load_config, resolve_strategy
-from ..docs import DocsError, DocsTree, load_docs
-from ..safe_text import json_line, snippet, visible  # noqa: F401 - the commands import them from here
-from ..wording import install_hint
-from .parsing import parse_param_args
+from chunkscope.config.reader import Config, ResolvedStrategy, load_config, resolve_strategy
+from chunkscope.document.loader import DocsError, DocsTree, load_docs
+from chunkscope.safe_text import json_line, snippet, visible  # noqa: F401 - the commands import them from here
+from chunkscope.wording import install_hint
+from chunkscope.cli.parsing import parse_param_args
 
 #: Exit codes, as CI reads them.
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -23,10 +23,10 @@ def error(msg: str, stream: TextIO | None = None) -> None:
 
 def user_message(exc: BaseException) -> str:
     """The line a known error shows; a missing optional part says what to install."""
-    from ..embedder_spec import EmbedderSpecError
-    from ..extras import MissingExtra
-    from ..lint import UnknownRule
-    from ..tuning import UnknownMetric
+    from chunkscope.embedding.spec import EmbedderSpecError
+    from chunkscope.extras import MissingExtra
+    from chunkscope.lint import UnknownRule
+    from chunkscope.evaluation.tuning import UnknownMetric
 
     if isinstance(exc, MissingExtra):
         return install_hint("this command", exc.extra, exc.package)

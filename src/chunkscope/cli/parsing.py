@@ -7,9 +7,9 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
-from ..chunk import ParamError, Strategy, strategy_class
-from ..embedder_spec import EmbedderSpecError, parse_embedder
-from ..search_modes import PIPELINE_KEYS, SEARCH_MODES
+from chunkscope.chunking.chunk import ParamError, Strategy, strategy_class
+from chunkscope.embedding.spec import EmbedderSpecError, parse_embedder
+from chunkscope.retrieval.search_modes import PIPELINE_KEYS, SEARCH_MODES
 
 
 def parse_param_args(items: list[str] | None) -> dict[str, str]:

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..progress import CancelToken, Progress, ProgressFn
-from .common import console, visible
+from chunkscope.progress import CancelToken, Progress, ProgressFn
+from chunkscope.cli.common import console, visible
 
 
 @contextmanager

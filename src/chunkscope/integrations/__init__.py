@@ -13,8 +13,8 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..chunk import Chunk
-    from ..docs import Document
+    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.document.loader import Document
 
 #: The keys `chunk_metadata` adds besides the strategy's own metadata (and ``source`` when the input has none).
 LOCATION_KEYS = ("path", "index", "start", "end", "start_line", "end_line", "tokens", "heading_path", "url")
@@ -36,7 +36,7 @@ def chunk_metadata(doc: "Document", chunk: "Chunk", site_url: str | None = None,
         is the chunk), ``start_line``, ``end_line``, ``tokens`` (in the strategy's tokenizer), ``heading_path``
         and ``url``.
     """
-    from ..site import chunk_url
+    from chunkscope.site.model import chunk_url
 
     meta = dict(base or {})
     meta.setdefault("source", doc.path)

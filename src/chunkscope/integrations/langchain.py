@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from . import chunk_metadata, doc_path, missing_extra
+from chunkscope.integrations import chunk_metadata, doc_path, missing_extra
 
 try:
     from langchain_core.documents import Document as LCDocument
@@ -21,8 +21,8 @@ try:
 except ImportError as exc:  # one line saying what to install, not a bare "No module named ..."
     raise missing_extra("langchain", "langchain-core and langchain-text-splitters", exc) from exc
 
-from ..chunk import Chunk, Strategy, as_strategy
-from ..docs import Document
+from chunkscope.chunking.chunk import Chunk, Strategy, as_strategy
+from chunkscope.document.loader import Document
 
 __all__ = ["ChunkscopeTextSplitter"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import chunk_metadata, doc_path, missing_extra
+from chunkscope.integrations import chunk_metadata, doc_path, missing_extra
 
 try:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -31,8 +31,8 @@ try:
 except ImportError as exc:  # one line saying what to install, not a bare "No module named ..."
     raise missing_extra("llama-index", "llama-index-core", exc) from exc
 
-from ..chunk import Strategy, as_strategy
-from ..docs import Document
+from chunkscope.chunking.chunk import Strategy, as_strategy
+from chunkscope.document.loader import Document
 
 __all__ = ["ChunkscopeNodeParser"]
 

@@ -24,13 +24,13 @@ In MDX, ``{/* chunkscope: ignore split-fence */}`` does the same.
 
 from __future__ import annotations
 
-from .annotate import annotate_results, with_warnings
-from .context import ChunkEmbeddings, LintContext, LintRun
-from .findings import ERROR, OFF, SEVERITIES, WARNING, Finding, LintReport
-from .registry import RULES, embedding_rules
-from .rule import Input, Rule
-from .runner import lint_document, lint_tree, run_rules
-from .settings import LintSettings, UnknownRule, lint_settings
+from chunkscope.lint.annotate import annotate_results, with_warnings
+from chunkscope.lint.context import ChunkEmbeddings, LintContext, LintRun
+from chunkscope.lint.findings import ERROR, OFF, SEVERITIES, WARNING, Finding, LintReport
+from chunkscope.lint.registry import RULES, embedding_rules
+from chunkscope.lint.rule import Input, Rule
+from chunkscope.lint.runner import lint_document, lint_tree, run_rules
+from chunkscope.lint.settings import LintSettings, UnknownRule, lint_settings
 
 __all__ = [
     "ERROR",

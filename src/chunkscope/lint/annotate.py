@@ -11,12 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..chunk import ChunkedDoc
-from .registry import RULES
+from chunkscope.chunking.chunk import ChunkedDoc
+from chunkscope.lint.registry import RULES
 
 if TYPE_CHECKING:
-    from ..chunk import Chunk
-    from .findings import Finding, LintReport
+    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.lint.findings import Finding, LintReport
 
 def with_warnings(chunks: Sequence[Chunk], findings: Iterable[Finding]) -> list[Chunk]:
     """The chunks, each with the rule ids of the findings about it added to its warnings.

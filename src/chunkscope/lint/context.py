@@ -14,20 +14,20 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..structure import first_content
-from ..tokens import get_tokenizer
-from .findings import Finding
-from .rule import Input
+from chunkscope.document.structure import first_content
+from chunkscope.tokens import get_tokenizer
+from chunkscope.lint.findings import Finding
+from chunkscope.lint.rule import Input
 
 if TYPE_CHECKING:
-    from ..chunk import Chunk, Limits, Strategy
-    from ..config import Config
-    from ..docs import Document
-    from ..neighbours import Neighbourhoods
-    from ..structure import Block, Structure
-    from ..tokens import SliceCounter
-    from .rule import Rule
-    from .settings import LintSettings
+    from chunkscope.chunking.chunk import Chunk, Limits, Strategy
+    from chunkscope.config.reader import Config
+    from chunkscope.document.loader import Document
+    from chunkscope.retrieval.neighbours import Neighbourhoods
+    from chunkscope.document.structure import Block, Structure
+    from chunkscope.tokens import SliceCounter
+    from chunkscope.lint.rule import Rule
+    from chunkscope.lint.settings import LintSettings
 
 T = TypeVar("T")
 

@@ -13,12 +13,12 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .context import is_comment
-from .registry import RULES
-from .settings import split_ids
+from chunkscope.lint.context import is_comment
+from chunkscope.lint.registry import RULES
+from chunkscope.lint.settings import split_ids
 
 if TYPE_CHECKING:
-    from ..docs import Document
+    from chunkscope.document.loader import Document
 
 _DIRECTIVE = re.compile(
     r"(?:<!--|\{/\*)\s*chunkscope:\s*(ignore-file|ignore)\b(.*?)\s*(?:-->|\*/\})", re.DOTALL

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..chunk import Chunk
+    from chunkscope.chunking.chunk import Chunk
 
 ERROR, WARNING, OFF = "error", "warning", "off"
 SEVERITIES = (ERROR, WARNING, OFF)

@@ -6,15 +6,15 @@ A new rule is one new object in `RULES` (its class says what it finds and how to
 
 from __future__ import annotations
 
-from .rule import Input, Rule
-from .rules.duplicate import Duplicate
-from .rules.embedding import EmbedTruncation
-from .rules.equation import SplitEquation
-from .rules.headings import DanglingHeading
-from .rules.metadata import MissingMetadata
-from .rules.neighbourhood import Hub, NearDuplicate, Orphan
-from .rules.sizes import Oversize, Undersize
-from .rules.splits import SplitAdmonition, SplitFence, SplitList, SplitTable
+from chunkscope.lint.rule import Input, Rule
+from chunkscope.lint.rules.duplicate import Duplicate
+from chunkscope.lint.rules.embedding import EmbedTruncation
+from chunkscope.lint.rules.equation import SplitEquation
+from chunkscope.lint.rules.headings import DanglingHeading
+from chunkscope.lint.rules.metadata import MissingMetadata
+from chunkscope.lint.rules.neighbourhood import Hub, NearDuplicate, Orphan
+from chunkscope.lint.rules.sizes import Oversize, Undersize
+from chunkscope.lint.rules.splits import SplitAdmonition, SplitFence, SplitList, SplitTable
 
 #: Every rule by id, in report order (ties at one position are listed in this order too).
 RULES: dict[str, Rule] = {rule.id: rule for rule in (

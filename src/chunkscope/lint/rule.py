@@ -11,8 +11,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from .context import LintContext
-    from .findings import Finding
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 
 class Input(Enum):

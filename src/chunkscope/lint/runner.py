@@ -11,22 +11,22 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..chunk import Chunk, ChunkedDoc, Strategy, chunk_documents
-from ..docs import load_docs, marked_root_of
-from ..progress import Phase, Progress
-from .context import LintContext, LintRun
-from .directives import read_directives
-from .findings import ERROR, Finding, LintReport
-from .registry import RULES
-from .rules.duplicate import remember_pages
-from .settings import lint_settings
+from chunkscope.chunking.chunk import Chunk, ChunkedDoc, Strategy, chunk_documents
+from chunkscope.document.loader import load_docs, marked_root_of
+from chunkscope.progress import Phase, Progress
+from chunkscope.lint.context import LintContext, LintRun
+from chunkscope.lint.directives import read_directives
+from chunkscope.lint.findings import ERROR, Finding, LintReport
+from chunkscope.lint.registry import RULES
+from chunkscope.lint.rules.duplicate import remember_pages
+from chunkscope.lint.settings import lint_settings
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..docs import DocsTree, Document
-    from ..progress import CancelToken, ProgressFn
-    from .context import ChunkEmbeddings
-    from .rule import Rule
+    from chunkscope.config.reader import Config
+    from chunkscope.document.loader import DocsTree, Document
+    from chunkscope.progress import CancelToken, ProgressFn
+    from chunkscope.lint.context import ChunkEmbeddings
+    from chunkscope.lint.rule import Rule
 
 
 def _strategy_of(x: Any) -> Strategy:

@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..config import ConfigError
-from ..docs import is_ignored
-from ..tokens import DEFAULT_EMBED_MODEL
-from .findings import OFF, SEVERITIES
-from .registry import RULES
+from chunkscope.config.reader import ConfigError
+from chunkscope.document.loader import is_ignored
+from chunkscope.tokens import DEFAULT_EMBED_MODEL
+from chunkscope.lint.findings import OFF, SEVERITIES
+from chunkscope.lint.registry import RULES
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from chunkscope.config.reader import Config
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class LintSettings:
 
     def ignored_for(self, path: str) -> frozenset[str]:
         """The rules ``per_path_ignores`` silences for ``path``; its globs match as the docs tree's own
-        ``ignore`` globs do (`chunkscope.docs.is_ignored`), so one pattern means the same in both places."""
+        ``ignore`` globs do (`chunkscope.document.loader.is_ignored`), so one pattern means the same in both places."""
         out: set[str] = set()
         for pattern, rules in self.per_path_ignores:
             if is_ignored(path, (pattern,)):

@@ -8,10 +8,10 @@ is exported here; model folders and the cache folder are `chunkscope.paths`'.
 
 from __future__ import annotations
 
-from ..paths import DEFAULT_EMBED_MODEL, TokenizerError
-from .background import prepare
-from .offline import TIKTOKEN_NAMES, encode_array, populate_tiktoken_cache, tiktoken_constructor_args, tiktoken_encoding
-from .registry import (
+from chunkscope.paths import DEFAULT_EMBED_MODEL, TokenizerError
+from chunkscope.tokens.background import prepare
+from chunkscope.tokens.offline import TIKTOKEN_NAMES, encode_array, populate_tiktoken_cache, tiktoken_constructor_args, tiktoken_encoding
+from chunkscope.tokens.registry import (
     DEFAULT_TOKENIZER,
     TOKENIZER_NAMES,
     TiktokenTokenizer,
@@ -21,7 +21,7 @@ from .registry import (
     embed_tokenizer,
     get_tokenizer,
 )
-from .slices import SliceCounter, TiktokenSliceCounter, WordsSliceCounter, is_clean_cut, token_offsets
+from chunkscope.tokens.slices import SliceCounter, TiktokenSliceCounter, WordsSliceCounter, is_clean_cut, token_offsets
 
 __all__ = [
     "DEFAULT_EMBED_MODEL", "DEFAULT_TOKENIZER", "TIKTOKEN_NAMES", "TOKENIZER_NAMES", "SliceCounter",

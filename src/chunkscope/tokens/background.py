@@ -22,15 +22,15 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from .offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding
-from .slices import is_clean_cut, token_byte_starts, token_offsets
+from chunkscope.tokens.offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding
+from chunkscope.tokens.slices import is_clean_cut, token_byte_starts, token_offsets
 
 if TYPE_CHECKING:
     from array import array
 
     import numpy
 
-    from ..docs import Document
+    from chunkscope.document.loader import Document
 
 T = TypeVar("T")
 

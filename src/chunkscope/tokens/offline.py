@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..paths import TokenizerError, cache_home
+from chunkscope.paths import TokenizerError, cache_home
 
 if TYPE_CHECKING:
     import numpy

@@ -13,15 +13,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..paths import (BUNDLED_TOKENIZER_DIR, DEFAULT_EMBED_MODEL, TokenizerError, is_default_model,
+from chunkscope.paths import (BUNDLED_TOKENIZER_DIR, DEFAULT_EMBED_MODEL, TokenizerError, is_default_model,
                      model_max_seq_length, resolve_model_dir)
-from .offline import TIKTOKEN_NAMES, tiktoken_encoding
-from .slices import SliceCounter, TiktokenSliceCounter, WordsSliceCounter
+from chunkscope.tokens.offline import TIKTOKEN_NAMES, tiktoken_encoding
+from chunkscope.tokens.slices import SliceCounter, TiktokenSliceCounter, WordsSliceCounter
 
 if TYPE_CHECKING:
-    from ..docs import Document
-    from ..embedder_spec import EmbedderSpec
-    from .background import PendingOffsets
+    from chunkscope.document.loader import Document
+    from chunkscope.embedding.spec import EmbedderSpec
+    from chunkscope.tokens.background import PendingOffsets
 
 DEFAULT_TOKENIZER = "cl100k_base"
 #: The names `get_tokenizer` accepts besides ``hf:<path>``.
@@ -275,7 +275,7 @@ def embed_tokenizer(model: "str | EmbedderSpec" = DEFAULT_EMBED_MODEL) -> "WordP
     Raises:
         TokenizerError: the embedder is written wrongly, or its tokenizer cannot be loaded.
     """
-    from ..embedder_spec import EmbedderSpec, EmbedderSpecError, parse_embedder
+    from chunkscope.embedding.spec import EmbedderSpec, EmbedderSpecError, parse_embedder
 
     if isinstance(model, EmbedderSpec):
         spec = model

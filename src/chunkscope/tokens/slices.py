@@ -25,12 +25,12 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
-from .offline import encode_array, token_byte_lengths
+from chunkscope.tokens.offline import encode_array, token_byte_lengths
 
 if TYPE_CHECKING:
     import numpy
 
-    from .registry import TiktokenTokenizer, Tokenizer
+    from chunkscope.tokens.registry import TiktokenTokenizer, Tokenizer
 
 
 class SliceCounter:

@@ -7,20 +7,20 @@ from typing import TYPE_CHECKING
 from textual.app import App
 from textual.binding import Binding
 
-from ..chunk import ParamError, UnknownStrategy
-from ..safe_text import visible
-from ..config import Config, ResolvedStrategy
-from ..docs import DocsTree
-from .screens.explorer import ExplorerScreen
-from .session import resolve
+from chunkscope.chunking.chunk import ParamError, UnknownStrategy
+from chunkscope.safe_text import visible
+from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.document.loader import DocsTree
+from chunkscope.tui.screens.explorer import ExplorerScreen
+from chunkscope.tui.headless.session import resolve
 
 if TYPE_CHECKING:
-    from .widgets.query_pane import QueryPane
+    from chunkscope.tui.widgets.query_pane import QueryPane
 
 
 def commands_provider():
     """The palette's commands, imported when the palette first opens (not at start-up)."""
-    from .commands import ChunkscopeCommands
+    from chunkscope.tui.commands import ChunkscopeCommands
 
     return ChunkscopeCommands
 
@@ -84,17 +84,17 @@ class ChunkscopeApp(App[int]):
             pane.action_cancel_index()
 
     def action_help(self) -> None:
-        from .screens.help import HelpScreen
+        from chunkscope.tui.screens.help import HelpScreen
 
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        from .screens.compare import CompareScreen
-        from .screens.evaluation import EvaluationScreen, MissedList
-        from .screens.files import FilesScreen, FilesTable
-        from .widgets.lint_pane import LintPane
-        from .widgets.query_pane import HitList, QueryPane
-        from .widgets.source_view import SourceView
+        from chunkscope.tui.screens.compare import CompareScreen
+        from chunkscope.tui.screens.evaluation import EvaluationScreen, MissedList
+        from chunkscope.tui.screens.files import FilesScreen, FilesTable
+        from chunkscope.tui.widgets.lint_pane import LintPane
+        from chunkscope.tui.widgets.query_pane import HitList, QueryPane
+        from chunkscope.tui.widgets.source_view import SourceView
 
         groups = [
             ("Everywhere", list(self.BINDINGS)),

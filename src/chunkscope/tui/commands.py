@@ -7,14 +7,14 @@ from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from ..chunk import strategy_names
+from chunkscope.chunking.chunk import strategy_names
 
 
 class ChunkscopeCommands(Provider):
     """Everything the explorer can do from the palette (ctrl+p)."""
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
-        from .screens.explorer import ExplorerScreen
+        from chunkscope.tui.screens.explorer import ExplorerScreen
 
         app = self.app
         explorer = next((s for s in app.screen_stack if isinstance(s, ExplorerScreen)), None)

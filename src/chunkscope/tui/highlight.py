@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from rich.style import Style
 
-from ..docs import Document
+from chunkscope.document.loader import Document
 
 #: Per line: (first column, end column, style) ranges, columns being character offsets within the line.
 LineColours = list[tuple[int, int, Style]]

@@ -23,11 +23,11 @@ from rich.cells import cell_len, get_character_cell_size, split_graphemes
 from rich.segment import Segment
 from rich.style import Style
 
-from ..chunk import Chunk
-from ..safe_text import visible
-from ..docs import Document
-from ..outline_scan import line_of
-from .highlight import PLAIN, LineColours, line_colours
+from chunkscope.chunking.chunk import Chunk
+from chunkscope.safe_text import visible
+from chunkscope.document.loader import Document
+from chunkscope.document.outline_scan import line_of
+from chunkscope.tui.highlight import PLAIN, LineColours, line_colours
 
 TAB = "    "
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ...structure import first_content
-from ..findings import WARNING
-from ..rule import Rule
+from chunkscope.document.structure import first_content
+from chunkscope.lint.findings import WARNING
+from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from ...chunk import Chunk, ChunkedDoc
-    from ...docs import Document
-    from ..context import LintContext, LintRun
-    from ..findings import Finding
+    from chunkscope.chunking.chunk import Chunk, ChunkedDoc
+    from chunkscope.document.loader import Document
+    from chunkscope.lint.context import LintContext, LintRun
+    from chunkscope.lint.findings import Finding
 
 
 class DuplicateIndex:

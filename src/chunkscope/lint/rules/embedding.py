@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...embedder_spec import parse_embedder
-from ...tokens import TIKTOKEN_NAMES, embed_tokenizer
-from ..findings import WARNING
-from ..rule import Rule
+from chunkscope.embedding.spec import parse_embedder
+from chunkscope.tokens import TIKTOKEN_NAMES, embed_tokenizer
+from chunkscope.lint.findings import WARNING
+from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from ...chunk import Chunk
-    from ...embedder_spec import EmbedderSpec
-    from ..context import LintContext
-    from ..findings import Finding
+    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.embedding.spec import EmbedderSpec
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 
 class EmbedCheck:

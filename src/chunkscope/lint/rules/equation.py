@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..findings import WARNING
-from ..rule import Rule
+from chunkscope.lint.findings import WARNING
+from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from ..context import LintContext
-    from ..findings import Finding
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 #: The end of a sentence inside a paragraph: terminal punctuation (and closing quotes) before whitespace. An
 #: abbreviation ("e.g. x") also matches, which only makes split-equation more lenient, never wrong.

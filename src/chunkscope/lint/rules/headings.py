@@ -5,12 +5,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from ..findings import WARNING
-from ..rule import Rule
+from chunkscope.lint.findings import WARNING
+from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from ..context import LintContext
-    from ..findings import Finding
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 #: Blocks that hold content themselves (not containers): "the chunk's last block" is one of these.
 _LEAF_KINDS = frozenset({"heading", "paragraph", "fence", "code", "table", "math", "html", "jsx", "mdx_esm", "hr"})

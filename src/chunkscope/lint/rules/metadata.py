@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..findings import WARNING
-from ..rule import Rule
+from chunkscope.lint.findings import WARNING
+from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from ..context import LintContext
-    from ..findings import Finding
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 
 def _empty(v: Any) -> bool:

@@ -11,18 +11,18 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from ...neighbours import TWIN_COSINE
-from ...wording import plural
-from ..findings import WARNING
-from ..rule import Input, Rule
+from chunkscope.retrieval.neighbours import TWIN_COSINE
+from chunkscope.wording import plural
+from chunkscope.lint.findings import WARNING
+from chunkscope.lint.rule import Input, Rule
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ...chunk import Chunk
-    from ...neighbours import Neighbour, Neighbourhoods
-    from ..context import LintContext
-    from ..findings import Finding
+    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.retrieval.neighbours import Neighbour, Neighbourhoods
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 #: How many other chunks a finding names as evidence.
 EVIDENCE = 3

@@ -5,21 +5,21 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
-from ...strategies.code_cuts import (
+from chunkscope.chunking.strategies.code_cuts import (
     boundary_lines,
     code_lines,
     fence_margin,
     needed_cuts,
 )
-from ...structure import trim
-from ..findings import ERROR, WARNING
-from ..rule import Rule
+from chunkscope.document.structure import trim
+from chunkscope.lint.findings import ERROR, WARNING
+from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from ...chunk import Chunk
-    from ...structure import Block
-    from ..context import LintContext
-    from ..findings import Finding
+    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.document.structure import Block
+    from chunkscope.lint.context import LintContext
+    from chunkscope.lint.findings import Finding
 
 
 class SplitRule(Rule):

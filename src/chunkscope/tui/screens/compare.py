@@ -17,18 +17,18 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...safe_text import visible
-from ...chunk import strategy_names
-from ...compare import FileDiff, diff_chunks
-from ...config import Config, ResolvedStrategy
-from ...docs import DocsTree
-from ..highlight import line_colours
-from ..layout import SourceLayout
-from ..session import FileResult, chunk_file, resolve
-from ..widgets.key_bar import KeyBar
-from ..widgets.source_view import SourceView
-from ..widgets.strategy_bar import StrategyBar
-from ...wording import plural
+from chunkscope.safe_text import visible
+from chunkscope.chunking.chunk import strategy_names
+from chunkscope.chunking.compare import FileDiff, diff_chunks
+from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.document.loader import DocsTree
+from chunkscope.tui.highlight import line_colours
+from chunkscope.tui.layout import SourceLayout
+from chunkscope.tui.headless.session import FileResult, chunk_file, resolve
+from chunkscope.tui.widgets.key_bar import KeyBar
+from chunkscope.tui.widgets.source_view import SourceView
+from chunkscope.tui.widgets.strategy_bar import StrategyBar
+from chunkscope.wording import plural
 
 #: Columns of source text each side must keep to be read side by side: the explorer's own floor (a sentence).
 MIN_SIDE_TEXT = 30

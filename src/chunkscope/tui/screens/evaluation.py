@@ -27,16 +27,16 @@ from textual.widgets import DataTable, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...chunk import ParamError, UnknownStrategy
-from ...safe_text import visible
-from ...config import Config, ResolvedStrategy
-from ...docs import DocsTree
-from ...progress import CancelToken, Phase, format_seconds
-from ...progress import Progress as WorkProgress
-from ...wording import plural
-from ..search import Expected, SearchSession, install_hint, measuring, progress_text
-from ..session import cut_file, resolve
-from ..widgets.key_bar import KeyBar
+from chunkscope.chunking.chunk import ParamError, UnknownStrategy
+from chunkscope.safe_text import visible
+from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.document.loader import DocsTree
+from chunkscope.progress import CancelToken, Phase, format_seconds
+from chunkscope.progress import Progress as WorkProgress
+from chunkscope.wording import plural
+from chunkscope.tui.headless.search import Expected, SearchSession, install_hint, measuring, progress_text
+from chunkscope.tui.headless.session import cut_file, resolve
+from chunkscope.tui.widgets.key_bar import KeyBar
 
 #: Shown when no sweep ran in this process (``tuning`` keeps no sweep result between calls).
 SWEEP_HINT = "run `chunkscope sweep DOCS --strategy NAME --grid param=a,b,…` to compare parameter sets"

@@ -19,25 +19,25 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...safe_text import visible
-from ...config import Config, ResolvedStrategy
-from ...docs import DocsTree
-from ..highlight import line_colours
-from ..layout import SourceLayout, marks_from_findings
-from ..search import Expected, SearchSession, chapter_of
-from ..session import (FileResult, FilesChange, TreeResult, apply_files_change, chunk_tree, complete_file, cut_file,
+from chunkscope.safe_text import visible
+from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.document.loader import DocsTree
+from chunkscope.tui.highlight import line_colours
+from chunkscope.tui.layout import SourceLayout, marks_from_findings
+from chunkscope.tui.headless.search import Expected, SearchSession, chapter_of
+from chunkscope.tui.headless.session import (FileResult, FilesChange, TreeResult, apply_files_change, chunk_tree, complete_file, cut_file,
                        export_jsonl, read_files_change)
-from ..watcher import Snapshot, baseline, describe_change, diff, scan, settled_scan
-from ..widgets.docs_tree import DocsTreeView
-from ..widgets.histogram import TokenHistogram
-from ..widgets.key_bar import KeyBar
-from ..widgets.source_view import SourceView
-from ..widgets.strategy_bar import StrategyBar
-from ...wording import plural
+from chunkscope.tui.headless.watcher import Snapshot, baseline, describe_change, diff, scan, settled_scan
+from chunkscope.tui.widgets.docs_tree import DocsTreeView
+from chunkscope.tui.widgets.histogram import TokenHistogram
+from chunkscope.tui.widgets.key_bar import KeyBar
+from chunkscope.tui.widgets.source_view import SourceView
+from chunkscope.tui.widgets.strategy_bar import StrategyBar
+from chunkscope.wording import plural
 
 if TYPE_CHECKING:
-    from ..widgets.chunk_table import ChunkTable
-    from .compare import CompareMemory
+    from chunkscope.tui.widgets.chunk_table import ChunkTable
+    from chunkscope.tui.screens.compare import CompareMemory
 
 #: Seconds between checks of the files' modification times.
 POLL_SECONDS = 1.0
@@ -266,8 +266,8 @@ class ExplorerScreen(Screen):
 
     async def _after_first_frame(self) -> None:
         """Mount the side panes, then let the first cut start (it waits for this: see `rechunk_file`)."""
-        from ..widgets.chunk_detail import ChunkDetail  # imported here too: not needed for the first frame
-        from ..widgets.chunk_table import ChunkTable
+        from chunkscope.tui.widgets.chunk_detail import ChunkDetail  # imported here too: not needed for the first frame
+        from chunkscope.tui.widgets.chunk_table import ChunkTable
 
         table = ChunkTable(id="chunks").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
         detail = ChunkDetail(self.config, id="detail").data_bind(ExplorerScreen.result, ExplorerScreen.selected)
@@ -719,8 +719,8 @@ class ExplorerScreen(Screen):
             return False  # the app is closing (a key typed after q): nothing to mount into
         if not switcher.query(f"#{pane_id}"):
             # The panes' modules load on first use too.
-            from ..widgets.lint_pane import LintPane
-            from ..widgets.query_pane import QueryPane
+            from chunkscope.tui.widgets.lint_pane import LintPane
+            from chunkscope.tui.widgets.query_pane import QueryPane
 
             if pane_id == "query-pane":
                 pane = QueryPane(self.search, id="query-pane")
@@ -827,7 +827,7 @@ class ExplorerScreen(Screen):
         self.notify(f"Expecting chunk #{c.index} of {visible(c.path, oneline=True)} for the question.")
 
     def action_compare(self, other: str | None = None) -> None:
-        from .compare import CompareMemory, CompareScreen
+        from chunkscope.tui.screens.compare import CompareMemory, CompareScreen
 
         if self.current_path is None:
             self.notify("Open a file first.", severity="warning")
@@ -839,7 +839,7 @@ class ExplorerScreen(Screen):
 
     def action_files(self) -> None:
         """Key ``F``: the files view; the row picked there opens at its first finding, in the source view."""
-        from .files import FilesScreen
+        from chunkscope.tui.screens.files import FilesScreen
 
         def picked(row: Any) -> None:
             if row is None:
@@ -853,14 +853,14 @@ class ExplorerScreen(Screen):
         self.app.push_screen(FilesScreen(self), picked)
 
     def action_evaluate(self) -> None:
-        from .evaluation import EvaluationScreen
+        from chunkscope.tui.screens.evaluation import EvaluationScreen
 
         self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search), self.show_missed)
 
     def show_missed(self, missed: Any) -> None:
         """Enter on a section the probe missed (the evaluation view): the section in the source, cut by the
         strategy that missed it, the chunk the miss was judged on selected and expected for its question."""
-        from .evaluation import judged_expectation
+        from chunkscope.tui.screens.evaluation import judged_expectation
 
         doc = self.docs.get(missed.path) if missed is not None else None
         if doc is None:

@@ -1,7 +1,7 @@
 """The files view: one row per file with its chunks, over-limit chunks, lint errors and warnings and the share of
 its text the embedder never reads, worst first; Enter opens the file at its first finding.
 
-The figures are the core's (`chunkscope.file_report` over the explorer's tree run: its chunks and lint report),
+The figures are the core's (`chunkscope.tui.headless.file_report` over the explorer's tree run: its chunks and lint report),
 computed in a thread worker; this module only lays them out and sorts them.
 """
 
@@ -20,15 +20,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...chunk import ChunkedDoc
-from ...file_report import FileSummary, file_summaries, sort_files, tree_totals
-from ...safe_text import visible
-from ...wording import plural
-from ..widgets.key_bar import KeyBar
+from chunkscope.chunking.chunk import ChunkedDoc
+from chunkscope.tui.headless.file_report import FileSummary, file_summaries, sort_files, tree_totals
+from chunkscope.safe_text import visible
+from chunkscope.wording import plural
+from chunkscope.tui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
-    from ..session import TreeResult
-    from .explorer import ExplorerScreen
+    from chunkscope.tui.headless.session import TreeResult
+    from chunkscope.tui.screens.explorer import ExplorerScreen
 
 #: The sorts `s` steps through, in order, with the column each one marks and how the title says it.
 SORT_CYCLE: tuple[tuple[str, str, str], ...] = (
@@ -140,7 +140,7 @@ class FilesScreen(Screen["FileSummary | None"]):
     @work(thread=True, exclusive=True, group="files", exit_on_error=False, name="summing up the files")
     def summarise(self, tree: "TreeResult", results: list[ChunkedDoc]) -> None:
         """The core's per-file figures for one tree run (its chunks and lint report: nothing is cut again)."""
-        from ...tokens import TokenizerError
+        from chunkscope.tokens import TokenizerError
 
         worker = get_current_worker()
         report = tree.lint if not tree.lint_error else None

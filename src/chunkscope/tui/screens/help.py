@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .. import layout as L
+from chunkscope.tui import layout as L
 
 
 def binding_rows(groups: list[tuple[str, list[Binding]]], keymap: dict[str, str]) -> Table:

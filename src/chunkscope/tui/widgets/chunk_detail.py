@@ -12,10 +12,10 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import RichLog
 
-from ...safe_text import visible
-from ...config import Config
-from ..session import FileResult, chunk_citation, chunk_link
-from ...wording import plural
+from chunkscope.safe_text import visible
+from chunkscope.config.reader import Config
+from chunkscope.tui.headless.session import FileResult, chunk_citation, chunk_link
+from chunkscope.wording import plural
 
 #: A URL's pieces: the scheme and host together, then each path segment, query parameter or anchor with the
 #: separator that ends it. A URL (or a path) breaks between pieces, so no name is ever cut in two.

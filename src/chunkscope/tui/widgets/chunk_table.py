@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
-from ...safe_text import visible
-from ..session import FileResult
+from chunkscope.safe_text import visible
+from chunkscope.tui.headless.session import FileResult
 
 #: Column keys in the order they are drawn, and their headers.
 COLUMNS = (("#", "index"), ("tok", "tokens"), ("emb", "embed"), ("words", "words"), ("heading", "heading"),

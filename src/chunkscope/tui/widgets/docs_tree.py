@@ -11,9 +11,9 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ...safe_text import visible
-from ...docs import DocsTree
-from ..session import TreeResult
+from chunkscope.safe_text import visible
+from chunkscope.document.loader import DocsTree
+from chunkscope.tui.headless.session import TreeResult
 
 #: How a file's lint mark looks: errors outrank warnings (shapes differ too, for a monochrome terminal).
 ERROR_MARK = ("●", "bold #ff5f5f")

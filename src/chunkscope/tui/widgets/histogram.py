@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ...wording import plural
+from chunkscope.wording import plural
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 

@@ -18,14 +18,14 @@ from textual.widgets import Checkbox, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from ...file_report import group_by_file
-from ...progress import CancelToken, Cancelled, ProgressFn
-from ...progress import Progress as WorkProgress
-from ...safe_text import visible
-from ...wording import plural
-from ..search import SearchSession, install_hint, progress_text
-from ..session import TreeResult
-from .state_checkbox import StateCheckbox
+from chunkscope.tui.headless.file_report import group_by_file
+from chunkscope.progress import CancelToken, Cancelled, ProgressFn
+from chunkscope.progress import Progress as WorkProgress
+from chunkscope.safe_text import visible
+from chunkscope.wording import plural
+from chunkscope.tui.headless.search import SearchSession, install_hint, progress_text
+from chunkscope.tui.headless.session import TreeResult
+from chunkscope.tui.widgets.state_checkbox import StateCheckbox
 
 SEVERITY_STYLE = {"error": ("✖", "bold #ff5f5f"), "warning": ("▲", "bold #e5c07b")}
 #: The rule filter's value for "every rule" (no rule id contains a space).
@@ -43,9 +43,9 @@ def run_embedding_rules(search: SearchSession, result: TreeResult, on_progress: 
     """Index the tree with the result's strategy (the app's embedder and store), find every chunk's neighbours and
     lint the result's chunks with the embedding rules: (lint report, neighbourhoods); None when stopped. No
     Textual here: the pane's worker calls it."""
-    from ...chunk import ChunkedDoc
-    from ...lint import embedding_rules, lint_tree
-    from ...neighbours import StoredEmbeddings
+    from chunkscope.chunking.chunk import ChunkedDoc
+    from chunkscope.lint import embedding_rules, lint_tree
+    from chunkscope.retrieval.neighbours import StoredEmbeddings
 
     resolved = result.resolved
     if search.index(resolved, on_progress, cancel).cancelled:
@@ -277,7 +277,7 @@ class LintPane(Vertical):
 
     @work(thread=True, exclusive=True, group="lint-embeddings", exit_on_error=False, name="embedding rules")
     def _embedding_worker(self, result: TreeResult) -> None:
-        from ...extras import MissingExtra
+        from chunkscope.extras import MissingExtra
 
         worker = get_current_worker()
         token = CancelToken(poll=lambda: worker.is_cancelled)

@@ -26,17 +26,17 @@ from textual.widgets import Checkbox, Input, Label, OptionList, ProgressBar, Sta
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...safe_text import snippet, visible
-from ...config import ResolvedStrategy
-from ...search_modes import SEARCH_MODES
-from ...progress import CancelToken, Phase
-from ...progress import Progress as WorkProgress
-from ..debounce import DEBOUNCE_SECONDS
-from ..search import (Answer, Expected, SearchSession, install_hint, measuring, progress_brief, progress_text,
+from chunkscope.safe_text import snippet, visible
+from chunkscope.config.reader import ResolvedStrategy
+from chunkscope.retrieval.search_modes import SEARCH_MODES
+from chunkscope.progress import CancelToken, Phase
+from chunkscope.progress import Progress as WorkProgress
+from chunkscope.tui.debounce import DEBOUNCE_SECONDS
+from chunkscope.tui.headless.search import (Answer, Expected, SearchSession, install_hint, measuring, progress_brief, progress_text,
                       retrieval_available)
-from ...wording import plural
-from .ordered_input import OrderedInput
-from .state_checkbox import StateCheckbox
+from chunkscope.wording import plural
+from chunkscope.tui.widgets.ordered_input import OrderedInput
+from chunkscope.tui.widgets.state_checkbox import StateCheckbox
 
 
 class HitList(OptionList):

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..layout import RowMap, SourceLayout
+from chunkscope.tui.layout import RowMap, SourceLayout
 
 
 #: Columns kept after the longest line for the notes drawn there (lint findings, "not embedded").

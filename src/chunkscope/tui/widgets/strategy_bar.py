@@ -15,11 +15,11 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
-from ...chunk import ConstraintError, Param, ParamError, Strategy, UnknownStrategy, strategy_class, strategy_names
-from ...config import Config, ResolvedStrategy
-from ..debounce import Debouncer
-from ..session import resolve
-from .ordered_input import OrderedInput
+from chunkscope.chunking.chunk import ConstraintError, Param, ParamError, Strategy, UnknownStrategy, strategy_class, strategy_names
+from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.tui.debounce import Debouncer
+from chunkscope.tui.headless.session import resolve
+from chunkscope.tui.widgets.ordered_input import OrderedInput
 
 
 #: Rows a hidden parameter is moved down by: out of the one-row strip that clips it (`StrategyBar._show_more`).

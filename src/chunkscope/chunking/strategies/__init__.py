@@ -1,0 +1,1 @@
+"""The built-in chunking strategies, one module each; `chunkscope.chunking.chunk` holds the registry."""

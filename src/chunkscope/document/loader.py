@@ -1,0 +1,356 @@
+"""The docs tree: finding Markdown/MDX files, decoding them exactly, front matter, and per-file problems.
+
+Every offset anywhere in chunkscope indexes into ``Document.text``: the file's bytes decoded as UTF-8 with a
+leading BOM removed and nothing else touched (line endings included).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Iterable
+
+from chunkscope.document.analysis import Analysis
+from chunkscope.document.outline_scan import line_of
+from chunkscope.site.model import category_position, front_matter_position, sidebar_order_key
+
+if TYPE_CHECKING:
+    from chunkscope.document.structure import Outline, Structure
+
+
+DOC_SUFFIXES = (".md", ".mdx")
+#: Folders that are never documentation: build output and package managers' trees.
+SKIPPED_DIRS = frozenset({"node_modules", "build", "dist", "site", "_build", "target", "__pycache__", "venv"})
+#: A file larger than this is reported and skipped: documentation pages are never this big, binaries are.
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)(.*?)(?:\r\n|\r|\n)?(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)", re.S)
+_EMPTY_FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)---[ \t]*(?:\r\n|\r|\n|\Z)")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file that could not be used as it is; the rest of the tree carries on."""
+
+    path: str
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.code}: {self.message}"
+
+
+@dataclass(eq=False)
+class Document:
+    """One Markdown or MDX file, decoded exactly.
+
+    Attributes:
+        path: POSIX path relative to the docs root (for a single file, the root of its tree: `docs_root_of`).
+        text: the decoded text; every offset in chunkscope indexes into this string.
+        front_matter: the YAML front matter as a dict (empty when there is none or it is malformed).
+        body_start: offset of the first character after the front matter block.
+        source: absolute path on disk, when the document came from a file.
+    """
+
+    path: str
+    text: str
+    front_matter: dict[str, Any] = field(default_factory=dict)
+    body_start: int = 0
+    source: Path | None = None
+    mtime_ns: int = 0
+    #: What is derived from the text (parse, outline, numbering, token counters, strategies' memos), each part
+    #: computed once and reused by every strategy. Not a constructor argument: a copy made with
+    #: ``dataclasses.replace`` gets an analysis of its own, never its original's.
+    analysis: Analysis = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.analysis = Analysis(self)
+
+    @classmethod
+    def from_text(cls, text: str, path: str = "doc.md") -> "Document":
+        """A document from a string, its front matter parsed as `load_docs` parses a file's.
+
+        The text is kept exactly as given (a leading BOM too: it is a file's encoding mark, not a string's), so
+        offsets into the document are offsets into ``text``. Malformed front matter is a `UserWarning`, and the
+        document carries on without it, as a loaded tree carries on with a `Problem`.
+
+        Args:
+            text: Markdown or MDX source.
+            path: POSIX path as it would be relative to a docs root (``"intro/01-setup.md"``); it names the
+                chunks and the metadata read from paths (chapter numbers, page routes) follows it.
+
+        Raises:
+            TypeError: ``text`` is not a string.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"Document.from_text() takes a str, got {type(text).__name__}")
+        fm, body_start, err = split_front_matter(text)
+        if err:
+            import warnings
+
+            warnings.warn(str(Problem(path, "front-matter", err)), UserWarning, stacklevel=2)
+        return cls(path=path, text=text, front_matter=fm, body_start=body_start)
+
+    @property
+    def structure(self) -> "Structure":
+        """The parsed Markdown structure, computed on first use and kept (`Analysis.structure`)."""
+        return self.analysis.structure
+
+    @property
+    def outline(self) -> "Outline":
+        """Line table, headings and fences: from a fast line scan when that is certain, else from `structure`
+        (always from it once the document has been parsed); identical either way (`Analysis.outline`)."""
+        return self.analysis.outline
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.path).name
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF), from the line
+        table alone: asking for a line never scans nor parses the Markdown."""
+        return line_of(self.analysis.line_starts, offset)
+
+
+@dataclass
+class DocsTree:
+    """Every document found under a root, in reading order, and the problems met on the way.
+
+    Attributes:
+        root: the docs root every ``Document.path`` is relative to (for a single file, the root of the tree it
+            belongs to: see `docs_root_of`).
+        single_file: one file was given (commands show it by the path the user typed).
+        partial: only part of the tree under ``root`` was loaded (a single file), so what needs the other files
+            (lint's ``duplicate`` rule across files, a store's other points) must not be judged from this one.
+    """
+
+    root: Path
+    documents: list[Document]
+    problems: list[Problem]
+    single_file: bool = False
+    partial: bool = False
+
+    def get(self, path: str) -> Document | None:
+        for d in self.documents:
+            if d.path == path:
+                return d
+        return None
+
+    def __iter__(self):
+        return iter(self.documents)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+
+class DocsError(Exception):
+    """The docs path itself cannot be used (missing, not Markdown); one line, shown to the user as is."""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], int, str | None]:
+    """Parse a leading YAML front matter block.
+
+    Returns:
+        (front matter dict, offset where the body starts, error message or None). A malformed block yields an
+        empty dict, the body start after the block (so the YAML is never taken for prose) and the error.
+    """
+    m = _EMPTY_FRONT_MATTER.match(text)
+    if m:
+        return {}, m.end(), None
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return {}, 0, None
+    raw = m.group(2)
+    import yaml  # here, not at import time: PyYAML costs the app's start-up ~15 ms and many trees have none
+
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        return {}, m.end(), f"malformed front matter{where}: {problem}"
+    if data is None:
+        return {}, m.end(), None
+    if not isinstance(data, dict):
+        return {}, m.end(), f"front matter is a {type(data).__name__}, not a mapping"
+    return {str(k): v for k, v in data.items()}, m.end(), None
+
+
+def decode_document(raw: bytes, path: str, source: Path | None = None, mtime_ns: int = 0) -> tuple[Document | None, list[Problem]]:
+    """Turn a file's bytes into a Document, or say why it cannot be one."""
+    if b"\x00" in raw[:8192]:
+        return None, [Problem(path, "binary", "file holds NUL bytes; not a text document")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [Problem(path, "invalid-utf8", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at line {line})")]
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    fm, body_start, err = split_front_matter(text)
+    problems = [Problem(path, "front-matter", err)] if err else []
+    return Document(path=path, text=text, front_matter=fm, body_start=body_start, source=source, mtime_ns=mtime_ns), problems
+
+
+def read_document(file: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Document | None, list[Problem]]:
+    """Read one file from disk as a Document (problems instead of exceptions)."""
+    try:
+        st = file.stat()
+        if st.st_size > max_bytes:
+            return None, [Problem(rel, "too-large", f"{st.st_size} bytes is over the {max_bytes}-byte limit (max_file_bytes in chunkscope.toml)")]
+        raw = file.read_bytes()
+    except OSError as exc:
+        return None, [Problem(rel, "unreadable", exc.strerror or str(exc))]
+    return decode_document(raw, rel, source=file, mtime_ns=st.st_mtime_ns)
+
+
+def _ignored(rel: str, patterns: Iterable[str]) -> bool:
+    for pat in patterns:
+        if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat.rstrip("/") + "/*"):
+            return True
+        if pat.startswith("**/") and fnmatch.fnmatchcase(rel, pat[3:]):
+            return True
+    return False
+
+
+def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[Path, str]], list[Problem]]:
+    """Every Markdown/MDX file under ``root`` in reading order, as (absolute path, POSIX relative path).
+
+    Symlinks are followed only when they stay inside the root and do not lead back to a folder already on the
+    current path, so a link loop or a link out of the tree is reported, never walked.
+    """
+    ignore = tuple(ignore)
+    root_real = root.resolve()
+    files: list[tuple[Path, str]] = []
+    problems: list[Problem] = []
+
+    def walk(folder: Path, rel_parts: tuple[str, ...], seen: frozenset[Path]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            problems.append(Problem("/".join(rel_parts) or ".", "unreadable", exc.strerror or str(exc)))
+            return
+        keyed = []
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            rel = "/".join((*rel_parts, e.name))
+            path = Path(e.path)
+            if e.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    problems.append(Problem(rel, "symlink", "broken or looping symbolic link; skipped"))
+                    continue
+                if target != root_real and root_real not in target.parents:
+                    problems.append(Problem(rel, "symlink", "link points outside the docs root; skipped"))
+                    continue
+                if target in seen:
+                    problems.append(Problem(rel, "symlink", "link loops back to a parent folder; skipped"))
+                    continue
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if e.name in SKIPPED_DIRS or _ignored(rel, ignore):
+                    continue
+                keyed.append((sidebar_order_key(e.name, category_position(path)), True, path, rel))
+            elif e.name.lower().endswith(DOC_SUFFIXES):
+                if _ignored(rel, ignore):
+                    continue
+                stem = e.name.rsplit(".", 1)[0]
+                # index/README pages open their folder in Docusaurus' sidebar.
+                pos = front_matter_position(path)
+                if pos is None and stem.lower() in ("index", "readme"):
+                    pos = float("-inf")
+                keyed.append((sidebar_order_key(e.name, pos), False, path, rel))
+        keyed.sort(key=lambda k: k[0])
+        for _, is_dir, path, rel in keyed:
+            if is_dir:
+                real = path.resolve()
+                walk(path, tuple(rel.split("/")), seen | {real})
+            else:
+                files.append((path, rel))
+
+    walk(root, (), frozenset({root_real}))
+    return files, problems
+
+
+#: Docusaurus' site configuration and sidebar files: the folder holding one is a site root (its docs are in docs/).
+#: Only code and data suffixes: a page named ``sidebars.md`` is documentation, not a marker.
+_SITE_MARKERS = tuple(f"{stem}.{ext}" for stem in ("docusaurus.config", "sidebars")
+                      for ext in ("js", "ts", "mjs", "cjs", "mts", "cts", "json", "yaml", "yml"))
+CONFIG_MARKER = "chunkscope.toml"
+
+
+def is_site_root(folder: Path) -> bool:
+    """Whether ``folder`` is a Docusaurus site root (it holds ``docusaurus.config.*`` or ``sidebars.*``)."""
+    return any((folder / name).is_file() for name in _SITE_MARKERS)
+
+
+def docs_root_of(file: str | os.PathLike[str]) -> Path:
+    """The root of the docs tree a single file belongs to, so it reads as it does in a whole-tree run.
+
+    The rule: the nearest folder, from the file's own folder upwards, that holds ``chunkscope.toml``,
+    ``docusaurus.config.*`` or ``sidebars.*``. A Docusaurus site root (either of the last two) stands for its
+    ``docs/`` folder when the file lies inside it. With no such folder, the file's own folder is the root.
+    """
+    marked = marked_root_of(file)
+    return marked if marked is not None else Path(os.path.abspath(file)).parent
+
+
+def marked_root_of(file: str | os.PathLike[str]) -> Path | None:
+    """`docs_root_of` when a marker decides it (the folder holding one, or a site root's ``docs/``); None when no
+    folder above the file is marked, and its own folder is a root only for want of a better one."""
+    file = Path(os.path.abspath(file))  # absolute, but symlinks kept: the path stays the one the user gave
+    for folder in file.parents:
+        if is_site_root(folder):
+            docs = folder / "docs"
+            return docs if docs.is_dir() and docs in file.parents else folder
+        if (folder / CONFIG_MARKER).is_file():
+            return folder
+    return None
+
+
+def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:
+    """Load a docs tree (a folder, read recursively) or a single Markdown/MDX file.
+
+    A single file is read as part of its tree (`docs_root_of`): its ``path`` is relative to that tree's root,
+    so its metadata, routes and ids are those of a whole-tree run, and the tree is marked ``partial``.
+
+    Raises:
+        DocsError: the path does not exist or is not a Markdown file or folder. Problems with single files
+            inside a tree never raise: they are collected in ``DocsTree.problems``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DocsError(f"{path}: no such file or folder")
+    if p.is_file():
+        if not p.name.lower().endswith(DOC_SUFFIXES):
+            raise DocsError(f"{path}: not a Markdown file (.md or .mdx)")
+        root = docs_root_of(p)
+        rel = Path(os.path.abspath(p)).relative_to(root).as_posix()
+        doc, problems = read_document(p, rel, max_bytes)
+        return DocsTree(root=root, documents=[doc] if doc else [], problems=problems, single_file=True,
+                        partial=True)
+    if not p.is_dir():
+        raise DocsError(f"{path}: not a file or folder")
+    files, problems = iter_doc_files(p, ignore)
+    docs: list[Document] = []
+    for file, rel in files:
+        doc, probs = read_document(file, rel, max_bytes)
+        problems.extend(probs)
+        if doc is not None:
+            docs.append(doc)
+    return DocsTree(root=p, documents=docs, problems=problems)
+
+
+def is_ignored(rel: str, patterns: Iterable[str]) -> bool:
+    """Whether ``iter_doc_files`` skips the file or folder at ``rel`` (POSIX, relative to the root) for these
+    ignore patterns: the same rule, for a watcher that stats the tree without reading it."""
+    return _ignored(rel, tuple(patterns))

@@ -1,0 +1,254 @@
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint: OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio…
+
+The request is the one every such server accepts (``{"model": …, "input": [texts]}``); the reply's vectors are
+put back in input order by their ``index`` and L2-normalised (OpenAI's already are; some local servers' are
+not, and cosine scores must mean the same thing for every embedder).
+
+- **Key**: read from the environment variable the spec names (``OPENAI_API_KEY`` by default) when the request is
+  made, never from a file, never printed or kept in an error message. Azure endpoints get it as ``api-key``,
+  others as ``Authorization: Bearer``. A local server without keys needs none.
+- **Batches** of at most ``batch_size`` texts; a text longer than the model reads (8191 cl100k tokens for
+  OpenAI's models) is cut there before sending, as the API would refuse it whole — lint's `embed-truncation`
+  warns at the same count.
+- **Retries** on 429 and 5xx replies and on timeouts, with exponential backoff (``Retry-After`` when the server
+  gives one); 401/403, 404 and a refused connection fail at once with one line that says what to fix.
+
+httpx (which qdrant-client already brings) does the HTTP; the protocol is small enough that the ``openai``
+package would add a dependency for nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from chunkscope.embedding.spec import OPENAI_URL, EmbedderSpec
+from chunkscope.embedding.encoders import EmbedError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Statuses worth asking again: rate limits and server trouble.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+def endpoint_url(base: str) -> str:
+    """``…/embeddings`` of a base URL, keeping any query (Azure's ``?api-version=…``)."""
+    parts = urlsplit(base)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/embeddings"):
+        path += "/embeddings"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def _is_azure(url: str) -> bool:
+    return urlsplit(url).netloc.endswith(".openai.azure.com")
+
+
+class OpenAIEncoder:
+    """An OpenAI-compatible embeddings endpoint, as an `chunkscope.embedding.encoders.Encoder`."""
+
+    def __init__(self, spec: EmbedderSpec, *, batch_size: int = 64, timeout: float = 60.0, max_retries: int = 5,
+                 backoff: float = 1.0) -> None:
+        assert spec.kind == "openai" and spec.url
+        self.spec = spec
+        self.url = endpoint_url(spec.url)
+        self.batch_size = max(1, batch_size)
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._dim = spec.known_dim
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._encoding: Any = None
+        self.load_seconds = 0.0
+        self.encode_seconds = 0.0
+        #: Requests retried (rate limits, server errors, timeouts) over this encoder's life.
+        self.retries = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._client is not None
+
+    @property
+    def device(self) -> str | None:
+        return urlsplit(self.url).netloc if self._client is not None else None
+
+    def where(self) -> str:
+        """The model and endpoint, for messages (never the key)."""
+        return f"{self.spec.text} at {self.url}"
+
+    def dim(self) -> int:
+        if self._dim is None:  # another server's model: its size is learnt from one request
+            self.encode(["dimension probe"])
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def known_dim(self) -> int | None:
+        return self._dim
+
+    def load(self) -> None:
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                t0 = time.perf_counter()
+                self._client = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)))
+                self.load_seconds = time.perf_counter() - t0
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # -- requests --
+
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.spec.api_key_env, "").strip()
+        if not key:
+            if self.spec.url and self.spec.url.rstrip("/") == OPENAI_URL:
+                raise EmbedError(f"{self.where()}: no API key: set {self.spec.api_key_env}")
+            return {}  # a local server (Ollama, vLLM, LM Studio) usually takes none
+        return {"api-key": key} if _is_azure(self.url) else {"Authorization": f"Bearer {key}"}
+
+    def _fit(self, texts: Sequence[str]) -> list[str]:
+        """Texts cut to what the model reads: the API refuses a longer one rather than truncating it."""
+        limit = self.spec.max_tokens
+        if self._encoding is None:
+            from chunkscope.tokens import get_tokenizer
+
+            self._encoding = get_tokenizer("cl100k_base").encoding
+        out = []
+        for t in texts:
+            if len(t) <= limit:  # a token is at least one character: short texts need no count
+                out.append(t)
+                continue
+            ids = self._encoding.encode_ordinary(t)
+            out.append(t if len(ids) <= limit else self._encoding.decode(ids[:limit]))
+        return out
+
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        import httpx
+
+        self.load()
+        body = {"model": self.spec.model, "input": texts}
+        attempt = 0
+        while True:
+            headers = self._headers()
+            try:
+                reply = self._client.post(self.url, json=body, headers=headers)
+            except httpx.ConnectError as exc:
+                raise EmbedError(f"{self.where()}: cannot connect ({_reason(exc)}); is the server running?") from None
+            except httpx.TimeoutException:
+                if attempt >= self.max_retries:
+                    raise EmbedError(f"{self.where()}: no reply within {self.timeout:.0f}s "
+                                     f"({attempt + 1} attempts)") from None
+                attempt += 1
+                self._wait(attempt, None)
+                continue
+            except httpx.HTTPError as exc:
+                raise EmbedError(f"{self.where()}: request failed ({_reason(exc)})") from None
+            finally:
+                del headers  # the key lives no longer than the request
+            status = reply.status_code
+            if status == 200:
+                return self._vectors(reply, len(texts))
+            if status in RETRY_STATUSES and attempt < self.max_retries:
+                attempt += 1
+                self.retries += 1
+                self._wait(attempt, reply.headers.get("retry-after"))
+                continue
+            raise EmbedError(self._refusal(status, reply))
+
+    def _wait(self, attempt: int, retry_after: str | None) -> None:
+        delay = None
+        if retry_after:
+            try:
+                delay = float(retry_after)
+            except ValueError:
+                delay = None
+        if delay is None:
+            # Exponential backoff with jitter, so parallel clients do not retry in step.
+            delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+        time.sleep(min(delay, 60.0))
+
+    def _refusal(self, status: int, reply: Any) -> str:
+        detail = _server_message(reply)
+        if status in (401, 403):
+            return (f"{self.where()}: the endpoint refused the API key (HTTP {status}); check "
+                    f"{self.spec.api_key_env}" + (f": {detail}" if detail else ""))
+        if status == 404:
+            return (f"{self.where()}: not found (HTTP 404): no model {self.spec.model!r} there, or the URL is not an "
+                    "embeddings endpoint" + (f": {detail}" if detail else ""))
+        if status in RETRY_STATUSES:
+            return f"{self.where()}: still failing after {self.max_retries} retries (HTTP {status})" + (
+                f": {detail}" if detail else "")
+        return f"{self.where()}: HTTP {status}" + (f": {detail}" if detail else "")
+
+    def _vectors(self, reply: Any, n: int) -> list[list[float]]:
+        try:
+            data = reply.json()["data"]
+            rows = sorted(data, key=lambda d: d.get("index", 0))
+            vecs = [r["embedding"] for r in rows]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise EmbedError(f"{self.where()}: the reply is not an embeddings response") from None
+        if len(vecs) != n or any(not isinstance(v, list) or not v for v in vecs):
+            raise EmbedError(f"{self.where()}: asked for {n} vectors, got {len(vecs)}")
+        return vecs
+
+    def encode(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        t0 = time.perf_counter()
+        try:
+            rows: list[list[float]] = []
+            fitted = self._fit(texts)
+            for i in range(0, len(fitted), self.batch_size):
+                rows.extend(self._post(fitted[i:i + self.batch_size]))
+        finally:
+            self.encode_seconds += time.perf_counter() - t0
+        if not rows:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        out = np.asarray(rows, dtype=np.float32)
+        if self._dim is None:
+            self._dim = int(out.shape[1])
+        elif out.shape[1] != self._dim:
+            raise EmbedError(f"{self.where()}: vectors of size {out.shape[1]}, expected {self._dim}")
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:160] if text else type(exc).__name__
+
+
+def _server_message(reply: Any) -> str:
+    """The server's own one-line reason (OpenAI: ``{"error": {"message": …}}``), cut short, never the key."""
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    msg = ""
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            msg = str(err.get("message") or "")
+        elif isinstance(err, str):
+            msg = err
+        elif isinstance(body.get("detail"), str):
+            msg = body["detail"]
+    if not msg:
+        msg = (reply.text or "").strip()
+    msg = " ".join(msg.split())
+    # OpenAI quotes a partial key in its 401 text ("Incorrect API key provided: sk-ab***cd"): keep none of it.
+    if "key" in msg.lower() and "sk-" in msg:
+        msg = msg.split("sk-")[0].rstrip(": ") + " (key elided)"
+    return msg[:200]

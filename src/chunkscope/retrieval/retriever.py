@@ -1,0 +1,261 @@
+"""Retrieval: chunk a docs tree with a strategy, keep its collection in step, ask questions, cite the answers.
+
+`render_citation` fills a strategy's citation template (``str.format`` syntax) from a chunk's metadata and
+position; a field with no value is dropped together with the words and separator that belong to it, so a
+missing section number gives "Chapter 3: Forward Kinematics", never "Chapter 3, Section None: …".
+`chunk_url` links a chunk to the published page and the heading it starts under.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import time
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from chunkscope.chunking.chunk import FieldFormatter
+from chunkscope.progress import CancelToken, ProgressFn
+from chunkscope.retrieval.search_modes import DEFAULT_SEARCH_MODE, check_search_mode
+from chunkscope.site.model import chunk_url, doc_numbering
+from chunkscope.retrieval.store import Hit, IndexReport, Store, StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from chunkscope.chunking.chunk import Chunk, Strategy
+    from chunkscope.document.loader import Document, DocsTree
+    from chunkscope.embedding.embedder import Embedder
+
+__all__ = ["Hit", "IndexReport", "Retriever", "chunk_url", "citation_fields", "render_citation", "StoreError"]
+
+#: Separators between the parts of a citation; a part whose fields are all empty goes with one of its separators.
+_SEPARATOR = re.compile(r"\s*(?:›|»|\||·|—|–|,|;|:|\s-\s)\s*")
+_DEFAULT_TEMPLATE = "{title} › {heading}"
+
+
+def citation_fields(chunk: "Chunk | None", doc: "Document | None" = None) -> dict[str, Any]:
+    """Values every template may use, besides the strategy's metadata (which wins on a clash).
+
+    ``title`` (front matter title, else the H1), ``heading`` (the innermost heading), ``heading_path`` (joined
+    with " › "), ``path``, ``start_line``/``end_line``/``lines``, ``chunk_index``, ``chapter``, ``section``,
+    ``chapter_id``, ``chapter_title``, ``module``, ``week``.
+    """
+    fields: dict[str, Any] = {}
+    if doc is not None:
+        n = doc_numbering(doc)
+        fields.update(title=n.chapter_title, chapter=n.chapter, section=n.section, chapter_id=n.chapter_id,
+                      chapter_title=n.chapter_title, module=n.module, week=n.week)
+    if chunk is not None:
+        fields.update(
+            path=chunk.path,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            lines=f"{chunk.start_line}-{chunk.end_line}" if chunk.end_line != chunk.start_line else str(chunk.start_line),
+            chunk_index=chunk.index,
+            heading=chunk.heading_path[-1] if chunk.heading_path else "",
+            heading_path=list(chunk.heading_path),
+        )
+    return fields
+
+
+def render_citation(template: str | None, metadata: Mapping[str, Any] | None, chunk: "Chunk | None" = None,
+                    doc: "Document | None" = None) -> str:
+    """Fill ``template`` from the chunk's metadata (and position); empty parts vanish with their separator."""
+    template = template or _DEFAULT_TEMPLATE
+    values = citation_fields(chunk, doc)
+    values.update({k: v for k, v in (metadata or {}).items()})
+    # Split the template into parts at literal separators: "Chapter {chapter}, Section {section_number}: {t}" →
+    # ["Chapter {chapter}", ", ", "Section {section_number}", ": ", "{t}"].
+    parts: list[tuple[str, bool]] = []  # (text, is_separator)
+    buf = ""
+    for literal, fname, spec, conv in string.Formatter().parse(template):
+        pos = 0
+        for m in _SEPARATOR.finditer(literal):
+            if m.start() == m.end():
+                continue
+            buf += _escape(literal[pos:m.start()])
+            parts.append((buf, False))
+            parts.append((m.group(0), True))
+            buf = ""
+            pos = m.end()
+        buf += _escape(literal[pos:])
+        if fname is not None:
+            buf += "{" + fname + ("!" + conv if conv else "") + (":" + spec if spec else "") + "}"
+    parts.append((buf, False))
+    rendered: list[tuple[str, bool]] = []
+    any_field_value = False
+    for text, is_sep in parts:
+        if is_sep:
+            rendered.append((text, True))
+            continue
+        fmt = FieldFormatter()
+        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+        try:
+            out = fmt.vformat(text, (), values)
+        except (ValueError, IndexError):  # a malformed template part is shown literally
+            out = text
+        if fields and fmt.empty_fields == len(fields):
+            rendered.append(("", False))  # every field of this part is empty: drop the part's words too
+            continue
+        if fields:
+            any_field_value = True
+        rendered.append((out.strip(), False))
+    if not any_field_value:
+        return ""
+    # Join the surviving parts: a separator stays only between two non-empty parts, and when a part between two
+    # separators vanished the stronger separator stays: "Chapter 3, Section {empty}: Title" → "Chapter 3: Title",
+    # "Source: Chapter {empty}, Section 2" → "Source: Section 2".
+    out = ""
+    pending_sep = ""
+    for text, is_sep in rendered:
+        if is_sep:
+            if out and (not pending_sep or _strength(text) > _strength(pending_sep)):
+                pending_sep = text
+            continue
+        if not text:
+            continue
+        out += (pending_sep if out else "") + text
+        pending_sep = ""
+    out = re.sub(r"\(\s*\)|\[\s*\]", "", out)
+    return re.sub(r"\s{2,}", " ", out).strip()
+
+
+def _strength(sep: str) -> int:
+    """How strongly a separator divides a citation: a colon more than a breadcrumb arrow or dash, a comma least."""
+    t = sep.strip()
+    if t == ":":
+        return 4
+    if t in ("›", "»", "|", "·", "—", "–", "-"):
+        return 3
+    return 2 if t == ";" else 1
+
+
+def _escape(literal: str) -> str:
+    """Literal template text back into format syntax (parse() unescaped its doubled braces)."""
+    return literal.replace("{", "{{").replace("}", "}}")
+
+
+def loaded_paths(tree: "DocsTree") -> frozenset[str] | None:
+    """The document paths of a partial load (indexing and answers keep to them); None for a whole tree.
+
+    A partial load (one file of a tree) must not delete the points of the files it did not read.
+    """
+    return frozenset(d.path for d in tree.documents) if tree.partial else None
+
+
+class Retriever:
+    """A docs tree + a strategy + an embedder + a store: index once, then ask.
+
+    Args:
+        tree: the loaded docs tree.
+        strategy: a configured strategy; its ``citation_template`` is the default citation format.
+        embedder: the embedding model (loaded on first use).
+        store: the vector store; the strategy's collection is selected on it.
+        site_url: the published site (``https://example.org/docs``) for hit URLs; None gives routes only.
+        citation_template: overrides the strategy's.
+    """
+
+    def __init__(self, tree: "DocsTree", strategy: "Strategy", embedder: "Embedder", store: Store,
+                 site_url: str | None = None, *, citation_template: str | None = None,
+                 search_mode: str = DEFAULT_SEARCH_MODE) -> None:
+        self.tree = tree
+        self.strategy = strategy
+        self.embedder = embedder
+        self.store = store
+        self.site_url = site_url
+        #: dense, keyword or hybrid (`chunkscope.retrieval.search_modes`); the collection serves all three.
+        self.search_mode = check_search_mode(search_mode)
+        self.citation_template = citation_template or getattr(strategy, "citation_template", None) or _DEFAULT_TEMPLATE
+        # The tree's root owns the collection: another tree sharing the store has collections of its own.
+        self.collection = store.use(strategy, embedder, owner=tree.root)
+        self._chunks: list["Chunk"] | None = None
+        self._docs: dict[str, "Document"] = {d.path: d for d in tree.documents}
+        self.scope = loaded_paths(tree)
+        self.last_report: IndexReport | None = None
+        #: The documents the strategy could not chunk (`chunkscope.chunking.chunk.ChunkedDoc` with its ``error``).
+        self.chunk_failures: list[Any] = []
+
+    @property
+    def chunks(self) -> list["Chunk"]:
+        """Every chunk of the tree, documents in reading order (computed once). A document the strategy cannot
+        chunk is left out and listed in `chunk_failures`; the rest are indexed and searched."""
+        if self._chunks is None:
+            from chunkscope.chunking.chunk import chunk_documents
+
+            out: list["Chunk"] = []
+            self.chunk_failures = []
+            for r in chunk_documents(self.tree.documents, self.strategy):
+                out.extend(r.chunks)
+                if r.error:
+                    self.chunk_failures.append(r)
+            self._chunks = out
+        return self._chunks
+
+    def invalidate(self) -> None:
+        """Documents changed (reloaded in the tree): chunk again on next use."""
+        self._chunks = None
+        self._docs = {d.path: d for d in self.tree.documents}
+        self.scope = loaded_paths(self.tree)
+
+    def citation(self, chunk: "Chunk") -> str:
+        """The chunk's citation; when the template's fields are all missing, title › heading, else path:lines."""
+        doc = self._docs.get(chunk.path)
+        text = render_citation(self.citation_template, chunk.metadata, chunk, doc)
+        if not text and self.citation_template != _DEFAULT_TEMPLATE:
+            text = render_citation(_DEFAULT_TEMPLATE, chunk.metadata, chunk, doc)
+        return text or render_citation("{path}:{lines}", {}, chunk, doc)
+
+    def url(self, chunk: "Chunk") -> str:
+        doc = self._docs.get(chunk.path)
+        return chunk_url(self.site_url, doc, chunk) if doc is not None else ""
+
+    def _extra(self, chunk: "Chunk") -> dict[str, Any]:
+        return {"citation": self.citation(chunk), "url": self.url(chunk)}
+
+    def ensure_indexed(self, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None, *,
+                       label: str = "") -> IndexReport:
+        """Chunk every document and bring the collection in step (cheap when nothing changed).
+
+        ``cancel`` is checked between batches of points; ``on_progress`` gets `Phase.INDEX` reports.
+        """
+        t0 = time.perf_counter()
+        chunks = self.chunks
+        todo = [c for c in chunks if c.embed_tokens is None]
+        if todo:
+            # Word-piece counts go into the payload (a UI shows which chunks the model reads only partly).
+            for c, n in zip(todo, self.embedder.count_tokens([c.embed_text for c in todo])):
+                c.embed_tokens = n
+        report = self.store.sync(chunks, self.embedder, self.collection, on_progress=on_progress, cancel=cancel,
+                                 extra=self._extra, scope=self.scope, label=label or self.strategy.name)
+        report.seconds = time.perf_counter() - t0
+        self.last_report = report
+        return report
+
+    def rebuild(self) -> None:
+        """Forget the indexed points, so the next `ensure_indexed` writes every one afresh: the whole collection
+        for a whole tree, only the loaded files' points for a partial load (the rest of its tree stays)."""
+        if self.scope is None:
+            self.store.drop(self.collection)
+            self.store.ensure_collection(self.collection, self.embedder.dim)
+        else:
+            self.store.delete_paths(self.scope, self.collection)
+        self.last_report = None
+
+    def search(self, vector: "np.ndarray | None", k: int = 5, threshold: float | None = None,
+               filters: Mapping[str, Any] | None = None, *, text: str | None = None) -> list[Hit]:
+        """Best chunks of this tree (of the loaded files only, for a partial load) in this retriever's search
+        mode: ``vector`` is the question's (dense, hybrid), ``text`` its words (keyword, hybrid)."""
+        return self.store.search(vector, k, threshold, filters, collection=self.collection, paths=self.scope,
+                                 mode=self.search_mode, text=text)
+
+    def query(self, question: str, k: int = 5, threshold: float | None = None,
+              filters: Mapping[str, Any] | None = None) -> list[Hit]:
+        """The ``k`` best chunks for ``question``; those under ``threshold`` come back with ``kept=False``."""
+        vec = None if self.search_mode == "keyword" else self.embedder.embed_query(question)
+        return self.search(vec, k, threshold, filters, text=question)
+
+    def query_many(self, questions: Sequence[str], k: int = 5, threshold: float | None = None,
+                   filters: Mapping[str, Any] | None = None) -> list[list[Hit]]:
+        """Several questions, embedded in one batch (cached: eval runs repeat the same questions)."""
+        vecs = self.embedder.embed(list(questions)).vectors
+        return [self.search(v, k, threshold, filters, text=q) for v, q in zip(vecs, questions)]

@@ -1,1 +1,0 @@
-"""The built-in chunking strategies, one module each; `chunkscope.chunk` holds the registry."""

@@ -1,0 +1,441 @@
+"""Questions against the index, for the query pane: one embedder and store per app, a retriever per strategy.
+
+Nothing here runs before the first query: ``chunkscope.retrieval.retriever`` (and with it qdrant-client, torch and
+sentence-transformers) is imported inside the functions that need it, from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from chunkscope.chunking.chunk import Chunk
+from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.document.loader import DocsTree
+from chunkscope.retrieval.search_modes import passes_threshold
+from chunkscope.progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
+from chunkscope.safe_text import visible
+from chunkscope.retrieval.search_modes import DEFAULT_SEARCH_MODE, check_search_mode
+from chunkscope.wording import install_hint as _install_sentence
+
+#: How deep to search when looking for the rank of an expected chunk, or when filtering by chapter.
+DEPTH = 100
+#: Seconds between looks at the cancel token while waiting for the store (held by another task).
+WAIT_POLL_SECONDS = 0.1
+
+#: Where the threshold in force comes from: set in the query pane, ``[query] threshold``, the embedder's own
+#: measured value, or nowhere (an endpoint model nobody measured: every hit is kept).
+ThresholdOrigin = Literal["here", "config", "embedder", "none"]
+
+
+def retrieval_available() -> str | None:
+    """None when this install can query, else what to install (shown in the query pane instead of results).
+
+    Looked up when the pane opens (without importing torch), so a base install says so before any work.
+    """
+    from chunkscope.extras import missing_retrieval
+
+    return install_hint(missing_retrieval())
+
+
+def install_hint(err: BaseException | None, what: str = "Querying") -> str | None:
+    """The words for a missing optional part (`embed.MissingExtra`): what to install; None for other errors."""
+    from chunkscope.extras import MissingExtra
+
+    if not isinstance(err, MissingExtra):
+        return None
+    return _install_sentence(what, err.extra, err.package)
+
+
+#: How `Progress.describe` ends while there is no rate yet; the app says how long the step has run instead.
+_MEASURING = " · time left: measuring"
+
+
+def measuring(p: Progress) -> bool:
+    """Whether the step has no rate yet (its line then shows the time it has run, which moves on its own)."""
+    return p.done < p.total and p.rate is None
+
+
+def progress_text(p: Progress) -> str:
+    """A long task's line, terminal-safe: phase, done/total, rate and time left (`Progress.describe`); while
+    nothing is measured yet, how long the step has run, so a model loading or a first batch never looks stuck."""
+    if p.phase is Phase.LOAD:
+        text = f"{p.phase.value} {p.label}".rstrip() + "…"  # one thing loads: no count to show
+        o = p.outer
+        if o is not None:
+            text = f"{o.phase.value} {min(o.done + 1, o.total)}/{o.total} {o.unit} · {text}"
+    else:
+        text = p.describe()
+    if measuring(p):
+        text = text.removesuffix(_MEASURING) + f" · {format_seconds(p.elapsed)} so far"
+    return visible(text, oneline=True)
+
+
+def progress_brief(p: Progress) -> str:
+    """The footer's few words for it: ``indexing 120/716 · 16 s left``."""
+    if p.phase is Phase.LOAD:
+        return visible(f"{p.phase.value} {p.label}".rstrip(), oneline=True)
+    text = f"{p.phase.value} {p.done:,}/{p.total:,}"
+    left = p.seconds_left
+    if left is not None and p.done < p.total:
+        text += f" · {format_seconds(left)} left"
+    return text
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The chunk the user says should answer the question ("expect this chunk").
+
+    It belongs to one question (``question``; None: the next question asked) and was cut by one strategy
+    (``strategy_label``): the query pane drops it when another question is asked.
+    """
+
+    path: str
+    start: int
+    end: int
+    index: int
+    line: int
+    strategy_label: str
+    question: str | None = None
+
+    def describe(self) -> str:
+        return f"#{self.index} of {self.path} (line {self.line})"
+
+    def is_chunk(self, path: str, start: int, end: int) -> bool:
+        """Whether a hit is this very chunk (its overlap neighbours share text with it, not its span)."""
+        return (path, start, end) == (self.path, self.start, self.end)
+
+
+@dataclass
+class Verdict:
+    """Where the expected chunk ranks for the question, and why it missed (evaluate's reasons)."""
+
+    expected: Expected
+    hit: bool
+    rank: int | None
+    score: float | None
+    reason: str | None
+    detail: str
+
+
+@dataclass
+class Answer:
+    """The hits for one question (``kept`` says which pass the threshold), and the verdict on the expectation.
+
+    ``threshold`` is the one the hits were judged by: None in ``keyword`` and ``hybrid`` search, whose scores are
+    no cosines (every hit is kept), and in ``dense`` search when no threshold is in force.
+    """
+
+    question: str
+    hits: list[Any]
+    threshold: float | None
+    k: int
+    strategy_label: str
+    verdict: Verdict | None = None
+    seconds: float = 0.0
+    filters: dict[str, str] = field(default_factory=dict)
+    search_mode: str = DEFAULT_SEARCH_MODE
+
+    def with_threshold(self, threshold: float | None) -> Answer:
+        """The same hits judged by another threshold, without searching again: each hit carries its score.
+
+        A hit is kept as `Store.search` keeps it: no threshold, or a score at or over it. Only ``dense`` scores
+        are cosines; in the other modes the answer is returned as it is. The verdict on the expected chunk is
+        the core's (`evaluate.judge`) and is not re-judged here: ask again for that.
+        """
+        if self.search_mode != "dense":
+            return self
+        hits = [replace(h, kept=passes_threshold(h.score, threshold, self.search_mode)) for h in self.hits]
+        return replace(self, hits=hits, threshold=threshold)
+
+
+class SearchSession:
+    """The embedder, the store and one retriever per strategy fingerprint, created on first use.
+
+    Used from worker threads, one operation at a time (a lock), so the local Qdrant store sees one caller.
+    """
+
+    def __init__(self, tree: DocsTree, config: Config) -> None:
+        self.tree = tree
+        self.config = config
+        self.lock = threading.RLock()
+        self._embedder = None
+        self._store = None
+        self._retrievers: dict[str, Any] = {}
+        self.indexed: set[str] = set()
+        #: A threshold the user set in the query pane for this session (None: config, else the embedder's).
+        self.threshold_override: float | None = None
+        #: How questions are matched (`chunkscope.retrieval.search_modes`): ``[query] search`` until the query pane changes
+        #: it. Read when a question is asked; every collection serves all three modes, so nothing is re-indexed.
+        self.search_mode: str = check_search_mode(config.search_mode)
+        #: What holds the store now ("indexing recursive"), for a task that has to wait for it to say why.
+        self.busy: str | None = None
+        #: Bumped when the documents change; the retrievers catch up on their next use (see `invalidate`).
+        self._generation = 0
+        self._retrievers_generation = 0
+
+    def _key(self, resolved: ResolvedStrategy) -> str:
+        return resolved.fingerprint()
+
+    def is_indexed(self, resolved: ResolvedStrategy) -> bool:
+        return self._key(resolved) in self.indexed
+
+    def invalidate(self) -> None:
+        """Documents changed on disk: every retriever chunks again, and the next query re-syncs its index.
+
+        Called on the UI thread, so it never waits for the lock (an index build holds it for minutes): the
+        retrievers catch up on their next use, and a build running now is not counted as done.
+        """
+        self._generation += 1
+        self.indexed.clear()
+
+    def _catch_up(self) -> None:
+        """Under the lock: let the retrievers see the documents as they are now."""
+        if self._retrievers_generation != self._generation:
+            for r in self._retrievers.values():
+                r.invalidate()
+            self._retrievers_generation = self._generation
+
+    @contextmanager
+    def _hold(self, cancel: CancelToken | None, on_progress: ProgressFn,
+              outer: Progress | None = None) -> Iterator[None]:
+        """The lock, waited for while the token allows (another task may hold the store for minutes); a wait is
+        reported, naming what holds the store."""
+        told = False
+        while not self.lock.acquire(timeout=WAIT_POLL_SECONDS):
+            if cancel is not None:
+                cancel.raise_if_cancelled("stopped while waiting for the store")
+            if not told:
+                told = True
+                holder = self.busy or "another task"
+                on_progress(Progress(Phase.LOAD, 0, 1, unit="store", outer=outer,
+                                     label=f"the store: waiting for {holder} to finish"))
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    def forget(self, resolved: ResolvedStrategy) -> None:
+        """Drop the index of one strategy (``index: rebuild``)."""
+        with self.lock:
+            key = self._key(resolved)
+            r = self._retrievers.pop(key, None)
+            self.indexed.discard(key)
+            if r is not None and self._store is not None:
+                try:
+                    r.rebuild()  # one file open: only its points go, the rest of its tree stays indexed
+                except Exception:  # noqa: BLE001 - a missing collection is already rebuilt
+                    pass
+
+    def retriever(self, resolved: ResolvedStrategy):
+        """The retriever of a strategy (opening the store and creating the embedder the first time)."""
+        from chunkscope.embedding.embedder import embedder_for
+        from chunkscope.retrieval.retriever import Retriever
+        from chunkscope.retrieval.store import Store
+
+        with self.lock:
+            self._catch_up()
+            if self._embedder is None:
+                self._embedder = embedder_for(self.config)
+            if self._store is None:
+                q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
+                self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout)
+            key = self._key(resolved)
+            r = self._retrievers.get(key)
+            if r is None:
+                r = Retriever(self.tree, resolved.strategy, self._embedder, self._store, self.config.site_url or None,
+                              search_mode=self.search_mode,
+                              citation_template=resolved.citation_template)
+                self._retrievers[key] = r
+            return r
+
+    def index(self, resolved: ResolvedStrategy, on_progress: ProgressFn, cancel: CancelToken):
+        """Bring the strategy's collection in step with the tree; returns the core's IndexReport.
+
+        Every step reports from its start: chunking the files, loading the model (before the first batch, so
+        the store's rate measures embedding alone), then the store's own reports. A stop at any step returns a
+        report that says ``cancelled``.
+        """
+        from chunkscope.retrieval.store import IndexReport
+
+        generation = self._generation
+        try:
+            with self._hold(cancel, on_progress):
+                self.busy = f"indexing {resolved.label}"
+                try:
+                    r = self.retriever(resolved)
+                    self._chunk_all(r, resolved.label, on_progress, cancel)
+                    self.load_model(r.embedder, on_progress, cancel)
+                    report = r.ensure_indexed(on_progress, cancel, label=resolved.label)
+                finally:
+                    self.busy = None
+        except Cancelled:
+            return IndexReport(cancelled=True)
+        if not report.cancelled and generation == self._generation:
+            self.indexed.add(self._key(resolved))
+        return report
+
+    def _chunk_all(self, retriever: Any, label: str, on_progress: ProgressFn, cancel: CancelToken | None) -> None:
+        """The retriever's chunks of the whole tree, said before it starts (seconds on a large tree)."""
+        files = len(self.tree.documents)
+        step = Progress(Phase.CHUNK, 0, files, unit="files", label=label)
+        on_progress(step)
+        retriever.chunks  # noqa: B018 - computed once and kept by the retriever
+        on_progress(step.advanced(files))
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
+    @staticmethod
+    def load_model(embedder: Any, on_progress: ProgressFn, cancel: CancelToken | None) -> None:
+        """Load the embedding model now, saying so (torch and the weights take seconds the first time)."""
+        if embedder.loaded:
+            return
+        on_progress(Progress(Phase.LOAD, 0, 1, unit="model", label="the embedding model"))
+        embedder.load()
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+
+    def probe(self, strategies: Sequence[ResolvedStrategy], on_progress: ProgressFn, cancel: CancelToken):
+        """The label-free probe (`tuning.probe`) of ``strategies`` with the app's embedder and store.
+
+        Before the core's own reports, the steps it does not report: finding the section headings, loading the
+        model and embedding the questions (cached, so the probe then reads them back at once). Stopped, it
+        returns what finished (``cancelled``), possibly no strategy at all.
+        """
+        from chunkscope.evaluation.tuning import ProbeResult, probe, probe_sections
+
+        k = self.config.k
+        ks = tuple(sorted({1, k}))
+        files = len(self.tree.documents)
+        outer = Progress(Phase.PROBE, 0, len(strategies), unit="strategies")
+        on_progress(Progress(Phase.LOAD, 0, 1, unit="files", label=f"the section headings of {files} files",
+                             outer=outer))
+        pset = probe_sections(self.tree)
+        try:
+            with self._hold(cancel, on_progress, outer):
+                self.busy = "the probe"
+                try:
+                    retriever = self.retriever(strategies[0])  # opens the app's embedder and store once
+                    embedder = retriever.embedder
+                    self.load_model(embedder, lambda p: on_progress(p.within(outer)), cancel)
+                    questions = [c.query for c in pset.cases]
+                    embedder.embed(questions, on_progress=lambda p: on_progress(p.within(outer)), cancel=cancel,
+                                   label="questions")
+                    return probe(self.tree, [(r.label, r.strategy) for r in strategies], k=k, probe_set=pset,
+                                 embedder=embedder, store=retriever.store, on_progress=on_progress, cancel=cancel,
+                                 site_url=self.config.site_url or None, search_mode=self.search_mode)
+                finally:
+                    self.busy = None
+        except Cancelled:
+            return ProbeResult(k, ks, pset, [], cancelled=True)
+
+    @property
+    def threshold(self) -> float | None:
+        """The score threshold in force: the one set in the query pane, else ``[query] threshold``, else the
+        embedder's own (0.7 for text-embedding-3-small as in seed 004, a measured value for MiniLM)."""
+        if self.threshold_override is not None:
+            return self.threshold_override
+        if self.config.threshold is not None:
+            return self.config.threshold
+        spec = self.embedder_spec
+        return spec.default_threshold if spec is not None else None
+
+    @property
+    def threshold_origin(self) -> ThresholdOrigin:
+        """Where `threshold` comes from (the pane says so beside the value)."""
+        if self.threshold_override is not None:
+            return "here"
+        if self.config.threshold is not None:
+            return "config"
+        return "embedder" if self.threshold is not None else "none"
+
+    @property
+    def embedder_spec(self) -> Any:
+        """The configured embedder (`EmbedderSpec`: its ``text`` is what the pane shows); None when the
+        configuration names one that cannot be used (the first question says why)."""
+        from chunkscope.embedding.spec import EmbedderSpecError
+
+        try:
+            return self.config.embedder_spec()
+        except EmbedderSpecError:
+            return None
+
+    def ask(self, resolved: ResolvedStrategy, question: str, *, path: str | None = None, chapter: str | None = None,
+            expected: Expected | None = None) -> Answer:
+        """The top ``k`` hits (threshold applied as ``kept``), filtered to a file or chapter, and the verdict."""
+        import time
+
+        t0 = time.perf_counter()
+        mode = self.search_mode
+        # A cosine threshold means nothing to BM25 scores or fused ranks: the other modes keep every hit.
+        k, threshold = self.config.k, self.threshold if mode == "dense" else None
+        with self.lock:
+            r = self.retriever(resolved)
+            r.search_mode = mode  # a retriever made before the mode changed; its collection serves every mode
+            vec = None if mode == "keyword" else r.embedder.embed_query(question)
+            filters = {"path": path} if path else {}
+            if chapter:
+                deep = r.search(vec, k=DEPTH, threshold=threshold, filters=filters or None, text=question)
+                paths = {d.path for d in self.tree.documents if _chapter_of(d) == chapter}
+                hits = [h for h in deep if h.path in paths][:k]
+            else:
+                hits = r.search(vec, k=k, threshold=threshold, filters=filters or None, text=question)
+            verdict = None
+            if expected is not None:
+                verdict = self._judge(r, vec, question, expected, k, threshold)
+        answer = Answer(question, hits, threshold, k, resolved.label, verdict, time.perf_counter() - t0,
+                        {**filters, **({"chapter": chapter} if chapter else {})}, mode)
+        return answer
+
+    def _judge(self, retriever, vec, question: str, expected: Expected, k: int, threshold: float | None) -> Verdict:
+        """evaluate.judge on the expected chunk's own text (the part it does not share with its neighbours)."""
+        from chunkscope.evaluation.evaluate import Expect, QueryCase, Region, judge, overlaps
+
+        doc = self.tree.get(expected.path)
+        if doc is None:
+            return Verdict(expected, False, None, None, "absent", f"{expected.path} is no longer in the tree")
+        chunks: list[Chunk] = [c for c in retriever.chunks if c.path == expected.path]
+        start, end = expected.start, expected.end
+        for c in chunks:  # shrink the region off the overlaps so a neighbour sharing text is not "the answer"
+            if c.start < start < c.end <= end:
+                start = c.end
+            if start <= c.start < end < c.end:
+                end = c.start
+        if end <= start or doc.text[start:end].isspace():
+            start, end = expected.start, expected.end
+        region = Region(expected.path, start, end, expected.describe())
+        relevant = [c for c in chunks if overlaps(doc.text, c.start, c.end, region)]
+        hits = retriever.search(vec, k=DEPTH, threshold=threshold, text=question)
+        case = QueryCase(question, Expect(expected.path))
+        res = judge(case, region, doc, hits, relevant, miss_k=k, threshold=threshold,
+                    tokenizer=retriever.embedder.tokenizer, depth=DEPTH)
+        return Verdict(expected, res.hit, res.rank, res.score, res.reason, res.detail)
+
+    def close(self) -> None:
+        with self.lock:
+            if self._store is not None:
+                try:
+                    self._store.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self._store = None
+            if self._embedder is not None:
+                try:
+                    self._embedder.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self._embedder = None
+
+
+def _chapter_of(doc) -> str:
+    from chunkscope.site.model import doc_numbering
+
+    return doc_numbering(doc).chapter_id
+
+
+def chapter_of(doc) -> str:
+    """The chapter id the "this chapter only" filter uses for a document."""
+    return _chapter_of(doc)
