@@ -11,6 +11,11 @@
   against its own round's T (or P + T) ("paired"); the least sample over the least T of the rounds (timeit's
   reading) is printed beside it.
 * LangChain: seed 004's ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` over every file (reference).
+* LangChain's Markdown recipe: ``MarkdownHeaderTextSplitter`` (``#``..``####``, headers kept in the text) followed
+  by ``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` (cl100k_base, 512 tokens, no overlap: the limits of
+  section-sentence's defaults), timed in each round beside the strategies; section-sentence (a fresh process,
+  ``load_docs`` included, which LangChain's texts, already in memory, do not pay) must be at least as fast: the
+  paired ratio <= 1.0.
 * Each registered strategy runs in FRESH processes (one per round) that import chunkscope and load the tokenizer
   and the Markdown parser untimed, then time what ``chunkscope chunk`` does: ``load_docs`` + ``chunk_documents``
   over a corpus that process has never seen. The tree is tokenized on a background thread (tiktoken releases the
@@ -43,6 +48,9 @@ STRUCTURE_AWARE = ("section-sentence", "header-window", "section", "content-type
 ROUNDS = 8
 PHASE_ROUNDS = 3
 SEED_004 = dict(chunk_size=512, chunk_overlap=50, separators=["\n\n", "\n", ". ", " ", ""])
+#: LangChain's header-then-recursive recipe, at section-sentence's default limits.
+LC_HEADERS = [("#", "h1"), ("##", "h2"), ("###", "h3"), ("####", "h4")]
+LC_MARKDOWN = dict(chunk_size=512, chunk_overlap=0)
 
 # Run in a fresh interpreter per measurement: nothing of the corpus is cached there. Mode "real" times what
 # `chunkscope chunk` does (load_docs + chunk_documents: the tree is tokenized on a background thread while the
@@ -52,7 +60,8 @@ CHILD = r"""
 import json, sys, time
 name, corpus, mode, size_only = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 from chunkscope import tokens
-from chunkscope.chunking.chunk import chunk_documents, get_strategy
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.registry import get_strategy
 from chunkscope.document.loader import load_docs
 from chunkscope.document.structure import _parser
 strategy = get_strategy(name)
@@ -127,6 +136,22 @@ def run_child(name: str, corpus: Path, mode: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def print_markdown_recipe(samples: list[dict], base_rounds: list[dict[str, float]]) -> None:
+    """section-sentence against LangChain's header-then-recursive splitting, each round's pair timed together."""
+    pairs = [(r["total"], b["lc_md"]) for r, b in zip(samples, base_rounds)]
+    paired = statistics.median(ss / lc for ss, lc in pairs)
+    print("\n## section-sentence against LangChain's MarkdownHeaderTextSplitter + RecursiveCharacterTextSplitter "
+          "(512 tokens, cl100k_base; same rounds)\n")
+    print("| name | least wall s | median wall s |")
+    print("|---|---:|---:|")
+    print(f"| section-sentence (fresh process, load_docs + chunk_documents) | {min(p[0] for p in pairs):.3f} | "
+          f"{statistics.median(p[0] for p in pairs):.3f} |")
+    print(f"| LangChain header + recursive (texts in memory) | {min(p[1] for p in pairs):.3f} | "
+          f"{statistics.median(p[1] for p in pairs):.3f} |")
+    print(f"\nPaired ratio section-sentence / LangChain (median of {len(pairs)} rounds): {paired:.2f} "
+          f"(target <= 1.00: {verdict(paired <= 1.0)})\n")
+
+
 def verdict(ok: bool) -> str:
     return "pass" if ok else "FAIL"
 
@@ -146,7 +171,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO / "src"))
 
     from chunkscope import tokens
-    from chunkscope.chunking.chunk import _BUILTIN, get_strategy, strategy_class
+    from chunkscope.chunking.registry import _BUILTIN, get_strategy, strategy_class
     from chunkscope.document.loader import load_docs
 
     docs = load_docs(corpus).documents
@@ -175,7 +200,7 @@ def main(argv: list[str]) -> int:
 
     # LangChain, in this process, encoding loaded (its tiktoken reads the rank files from a local cache folder).
     lc_texts: list[list[str]] | None = None
-    split_all = None
+    split_all = split_md = None
     try:
         cache = Path(tempfile.mkdtemp(prefix="tiktoken-"))
         tokens.populate_tiktoken_cache(cache)
@@ -185,6 +210,11 @@ def main(argv: list[str]) -> int:
         lc = RecursiveCharacterTextSplitter.from_tiktoken_encoder(encoding_name="cl100k_base", **SEED_004)
         lc_texts = [lc.split_text(t) for t in texts]
         split_all = lambda: [lc.split_text(t) for t in texts]  # noqa: E731 - timed once per round below
+        from langchain_text_splitters import MarkdownHeaderTextSplitter
+
+        headers = MarkdownHeaderTextSplitter(LC_HEADERS, strip_headers=False)
+        lc_rec = RecursiveCharacterTextSplitter.from_tiktoken_encoder(encoding_name="cl100k_base", **LC_MARKDOWN)
+        split_md = lambda: [lc_rec.split_documents(headers.split_text(t)) for t in texts]  # noqa: E731
     except Exception as exc:  # noqa: BLE001 - a reference only; say why it is missing
         notes.append(f"LangChain skipped: {type(exc).__name__}: {exc}")
 
@@ -225,6 +255,8 @@ def main(argv: list[str]) -> int:
         base = {"T": t_r, "T_cpu": t_r_cpu, "P": best_of(1, lambda: [md.parse(t) for t in texts])}
         if split_all is not None:
             base["lc"], base["lc_cpu"] = best_of_both(1, split_all)
+        if split_md is not None:
+            base["lc_md"] = best_of(1, split_md)
         base_rounds.append(base)
         for name, *_ in selected:
             if name in failed:
@@ -291,6 +323,9 @@ def main(argv: list[str]) -> int:
         result = "reference" if ratio is None else verdict(ratio <= 1.5)
         print(f"| {name} | {wall:.3f} | {wall / rT:.2f} | {wall / rPT:.2f} | {p_t:.2f} | {p_pt:.2f} | {cpu:.3f} "
               f"| {cpu / rT_cpu:.2f} | {label} | {result} |")
+
+    if split_md is not None and "section-sentence" in runs and runs["section-sentence"]:
+        print_markdown_recipe(runs["section-sentence"], base_rounds)
 
     if phases:
         print(f"\n## Where the time goes: the phases one after another, nothing overlapping (seconds, least of {PHASE_ROUNDS})\n")

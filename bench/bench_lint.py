@@ -32,7 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 os.environ.setdefault("CHUNKSCOPE_CACHE", "/tmp/cs-cache-bench-lint")
 
-from chunkscope.chunking.chunk import chunk_documents, count_embed_tokens, get_strategy, strategy_names  # noqa: E402
+from chunkscope.chunking.drivers import chunk_documents  # noqa: E402
+from chunkscope.chunking.model import count_embed_tokens  # noqa: E402
+from chunkscope.chunking.registry import get_strategy, strategy_names  # noqa: E402
 from chunkscope.document.loader import load_docs  # noqa: E402
 from chunkscope.lint import lint_tree  # noqa: E402
 from chunkscope.tokens import embed_tokenizer  # noqa: E402

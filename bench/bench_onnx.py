@@ -43,9 +43,9 @@ sys.path.insert(0, str(REPO / "src"))
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 QUESTION = "How do I borrow a value mutably?"
 
-from chunkscope.chunking.chunk import get_strategy  # noqa: E402
+from chunkscope.chunking.registry import get_strategy  # noqa: E402
 from chunkscope.document.loader import load_docs  # noqa: E402
-from chunkscope.embedding.backends.onnx_export import OnnxEncoder, ensure_onnx  # noqa: E402
+from chunkscope.embedding.backends.onnx_export import OnnxEncoder, ensure_onnx, onnxruntime_quiet  # noqa: E402
 from chunkscope.paths import default_model_dir  # noqa: E402
 
 
@@ -303,9 +303,10 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     try:
-        import onnxruntime
         import torch
         from sentence_transformers import SentenceTransformer
+
+        onnxruntime = onnxruntime_quiet()  # as chunkscope imports it: nothing written outside its cache
 
         emit(f"<!-- python {sys.version.split()[0]}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
              f"onnxruntime {onnxruntime.__version__}, cpus {os.cpu_count()}, "

@@ -1,13 +1,13 @@
-"""Retrieval benchmarks: query latency, local Qdrant scaling, and indexing a real corpus; prints Markdown tables.
+"""Retrieval benchmarks: the store by engine, the neighbourhood pass, the model, indexing a real corpus; Markdown tables.
 
-    python bench/bench_retrieval.py [--corpus PATH] [--strategy recursive] [--sizes 1000,5000,...] [--skip-corpus]
+    python bench/bench_retrieval.py [--store-only] [--engines local,edge] [--sizes 1430,5000,20000] [--corpus PATH]
 
 * Model: load time, and query embedding latency alone (p50/p95, the model already loaded, no cache).
-* Local-mode scaling: a collection grown to each size with random normalized vectors and realistic payloads
-  (1.2 kB text, 100 files, chapters) through `Store.sync`; per size: write rate, reopen time (local mode loads
-  every point into memory), search latency p50/p95 (k=5), with and without a payload filter. Interactive means
-  a search under 100 ms.
-* Query latency at 10k points: real question embedding + search, p50/p95.
+* The store by engine (``--store-only`` for these alone): a collection of each size (default 1,430 / 5,000 /
+  20,000) with random normalized vectors and realistic payloads (1.2 kB text, 100 files, chapters) written through
+  `indexing.index_chunks`, on qdrant-client's local mode (before) and Qdrant Edge (after): write rate, store open
+  (with the first query), dense, hybrid and one-file-filter query p50/p95 (exact, k=5), the 10-nearest pass.
+* The 10-nearest pass itself: a blocked numpy product against Qdrant Edge's exact batch query, same vectors.
 * Corpus (default ../shared/corpus/rust-book, strategy ``recursive`` = seed 004's 512/50): raw
   ``SentenceTransformer.encode`` of every chunk's text vs. `Retriever.ensure_indexed` with a cold embedding cache
   and an empty store (target ratio <= 1.2), then the second, unchanged run (fresh process state: docs reloaded,
@@ -29,9 +29,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
-INTERACTIVE_MS = 100.0
 
-from chunkscope.chunking.chunk import Chunk, get_strategy  # noqa: E402
+from chunkscope.chunking.model import Chunk  # noqa: E402
+from chunkscope.chunking.registry import get_strategy  # noqa: E402
 from chunkscope.document.loader import load_docs  # noqa: E402
 from chunkscope.embedding.embedder import Embedded, EmbedStats, Embedder  # noqa: E402
 from chunkscope.retrieval.retriever import Retriever  # noqa: E402
@@ -118,63 +118,101 @@ def bench_model(emb: Embedder, questions: list[str]) -> list[float]:
     return times
 
 
-def bench_scaling(emb: Embedder, questions: list[str], sizes: list[int], workdir: Path) -> None:
-    rnd = RandomEmbedder(emb.dim)
-    path = workdir / "scale-qdrant"
-    rows = []
-    qvecs = [emb.embed_query(q) for q in questions]
-    at10k: list[float] = []
-    have = 0
-    chunks: list[Chunk] = []
-    store = Store(workdir, path=path)
-    collection = store.use("bench-scale", rnd, {})
-    for n in sizes:
-        chunks.extend(fake_chunks(n - have, have))
-        t = time.perf_counter()
-        rep = store.sync(chunks, rnd, collection)
-        fill = time.perf_counter() - t
-        added = n - have
-        have = n
-        store.close()
-        t = time.perf_counter()
-        store = Store(workdir, path=path)
-        reopen = time.perf_counter() - t
-        collection = store.use("bench-scale", rnd, {})
-        store.search(qvecs[0], 5, collection=collection)  # first query pays lazy set-up, if any
-        plain, broad, selective = [], [], []
-        for v in qvecs[:20]:
-            t = time.perf_counter()
-            store.search(v, 5, collection=collection)
-            plain.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            store.search(v, 5, filters={"kind": "prose"}, collection=collection)  # half the points match: served from the unfiltered ranking
-            broad.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            store.search(v, 5, filters={"chapter": "3"}, collection=collection)  # 1% match: qdrant-client's per-point filter pass
-            selective.append(time.perf_counter() - t)
-        if n == 10_000:
-            for q in questions:
-                t = time.perf_counter()
-                store.search(emb.embed_query(q), 5, threshold=0.7, collection=collection)
-                at10k.append(time.perf_counter() - t)
-        def yes(xs: list[float]) -> str:
-            return "yes" if pct(xs, 95) * 1000 <= INTERACTIVE_MS else "**no**"
+QUESTIONS_TEXT = ["who owns a value", "when is the value dropped", "only one owner at a time", "out of scope",
+                  "ownership rules", "each value has an owner"]
 
-        rows.append([f"{n:,}", f"{added / fill:,.0f}" if fill else "-", f"{reopen:.2f}",
-                     f"{ms(pct(plain, 50))} / {ms(pct(plain, 95))}", f"{ms(pct(broad, 50))} / {ms(pct(broad, 95))}",
-                     f"{ms(pct(selective, 50))} / {ms(pct(selective, 95))}",
-                     f"{yes(plain)} / {yes(broad)} / {yes(selective)}"])
-        emit(f"<!-- {n} points: sync {rep.upserted} in {fill:.1f}s -->")
-    store.close()
-    emit("\n## Local-mode Qdrant: search latency by collection size (k=5, 384-d, payload ~1.3 kB)\n")
-    emit(table(["points", "write points/s", "reopen s", "search p50 / p95 ms", "filter kind=prose (50%) p50 / p95 ms",
-                "filter chapter=3 (1%) p50 / p95 ms", f"interactive (p95 <= {INTERACTIVE_MS:.0f} ms): plain / 50% / 1%"], rows))
+
+def timed(fn, *args, **kw) -> float:
+    t = time.perf_counter()
+    fn(*args, **kw)
+    return time.perf_counter() - t
+
+
+def bench_engines(dim: int, sizes: list[int], engines: list[str], workdir: Path) -> None:
+    """Store-only figures, before (qdrant-client's local mode) and after (Qdrant Edge), on synthetic vectors of the
+    model's size and realistic payloads: write rate, store open, dense and hybrid query p50/p95 (exact search,
+    k=5), and the 10-nearest pass over every point (`neighbours.find_neighbourhoods`)."""
+    from chunkscope.retrieval.indexing import index_chunks
+    from chunkscope.retrieval.neighbours import find_neighbourhoods
+
+    rng = np.random.default_rng(11)
+    qvecs = rng.standard_normal((30, dim)).astype(np.float32)
+    qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
+    rows = []
+    for engine in engines:
+        for n in sizes:
+            rnd = RandomEmbedder(dim)
+            path = workdir / f"scale-{engine}-{n}"
+            chunks = fake_chunks(n)
+            with Store(workdir, path=path, engine=engine) as store:
+                collection = store.use("bench-scale", rnd, {})
+                t = time.perf_counter()
+                index_chunks(store, chunks, rnd, collection)
+                fill = time.perf_counter() - t
+            t = time.perf_counter()
+            store = Store(workdir, path=path, engine=engine)
+            collection = store.use("bench-scale", rnd, {})
+            store.search(qvecs[0], 5, collection=collection)  # open = ready to answer: the first query included
+            opened = time.perf_counter() - t
+            dense = [timed(store.search, v, 5, collection=collection) for v in qvecs]
+            hybrid = [timed(store.search, v, 5, collection=collection, mode="hybrid",
+                            text=QUESTIONS_TEXT[i % len(QUESTIONS_TEXT)]) for i, v in enumerate(qvecs)]
+            one_file = [timed(store.search, v, 5, collection=collection, filters={"path": "ch03-file.md"})
+                        for v in qvecs]
+            t = time.process_time()
+            found = find_neighbourhoods(store, collection, k=10)
+            nb_cpu = time.process_time() - t
+            store.close()
+            rows.append([engine, f"{n:,}", f"{n / fill:,.0f}", f"{opened:.2f}",
+                         f"{ms(pct(dense, 50))} / {ms(pct(dense, 95))}", f"{ms(pct(hybrid, 50))} / {ms(pct(hybrid, 95))}",
+                         f"{ms(pct(one_file, 50))} / {ms(pct(one_file, 95))}", f"{nb_cpu:.1f} ({found.seconds:.1f} wall)"])
+            emit(f"<!-- {engine} {n}: {rows[-1]} -->")
+            shutil.rmtree(path, ignore_errors=True)
+    emit(f"\n## The store by engine: exact search, k=5, {dim}-d, payload ~1.3 kB\n")
+    emit(table(["engine", "points", "write points/s", "open + first query s", "dense p50 / p95 ms",
+                "hybrid p50 / p95 ms", "one-file filter p50 / p95 ms", "10 nearest of every point, CPU s"], rows))
     emit()
-    if at10k:
-        emit("## Query latency at 10k points (real question embedding + search, k=5)\n")
-        emit(table(["queries", "p50 ms", "p95 ms", "max ms"], [[len(at10k), ms(pct(at10k, 50)), ms(pct(at10k, 95)), ms(max(at10k))]]))
-        emit()
-    shutil.rmtree(path, ignore_errors=True)
+
+
+def bench_neighbour_pass(dim: int, sizes: list[int], workdir: Path) -> None:
+    """The 10 nearest of every point, exactly: one blocked numpy product (what `neighbours` does) against Qdrant
+    Edge's exact batch query over the same vectors (what it could do instead), CPU seconds."""
+    import uuid
+
+    import qdrant_edge as qe
+
+    from chunkscope.retrieval.neighbours import search_neighbourhoods
+    from chunkscope.retrieval.store import StoredPoint
+
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        v = rng.standard_normal((n, dim)).astype(np.float32)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        points = [StoredPoint(str(i), "a.md", i, 0, 1, 1, "") for i in range(n)]
+        t = time.process_time()
+        search_neighbourhoods(points, v, 10)
+        numpy_cpu = time.process_time() - t
+        folder = workdir / f"nb-{n}"
+        shard = qe.EdgeShard.create(str(folder), qe.EdgeConfig(vectors={"dense": qe.EdgeVectorParams(
+            size=dim, distance=qe.Distance.Cosine)}))
+        for lo in range(0, n, 512):
+            shard.update(qe.UpdateOperation.upsert_points(
+                [qe.Point(str(uuid.UUID(int=i + 1)), {"dense": v[i].tolist()}) for i in range(lo, min(n, lo + 512))]))
+        exact = qe.SearchParams(exact=True)
+        t = time.process_time()
+        for lo in range(0, n, 256):
+            shard.query_batch(qe.QueryBatchRequest([qe.QueryRequest(
+                limit=11, query=qe.Query.Nearest(v[i].tolist(), using="dense"), params=exact)
+                for i in range(lo, min(n, lo + 256))]))
+        edge_cpu = time.process_time() - t
+        shard.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        rows.append([f"{n:,}", f"{numpy_cpu:.1f}", f"{edge_cpu:.1f}"])
+        emit(f"<!-- neighbours {n}: {rows[-1]} -->")
+    emit("\n## The 10 nearest of every point, exact (CPU s)\n")
+    emit(table(["points", "blocked numpy product", "Qdrant Edge batch query"], rows))
+    emit()
 
 
 def bench_corpus(corpus: Path, strategy_name: str, workdir: Path, rounds: int = 2) -> None:
@@ -250,19 +288,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--strategy", default="recursive")
-    ap.add_argument("--sizes", default="1000,5000,10000,20000,40000")
+    ap.add_argument("--sizes", default="1430,5000,20000")
+    ap.add_argument("--engines", default="local,edge", help="embedded engines to compare (before: local, after: edge)")
+    ap.add_argument("--dim", type=int, default=384, help="vector size of the store-only figures")
+    ap.add_argument("--store-only", action="store_true", help="synthetic vectors only: no model, no corpus")
     ap.add_argument("--skip-corpus", action="store_true")
     ap.add_argument("--skip-scaling", action="store_true")
     ap.add_argument("--rounds", type=int, default=2, help="alternating raw/index rounds on the corpus")
     args = ap.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="cs-bench-retrieval-"))
     os.environ.setdefault("CHUNKSCOPE_CACHE", str(workdir / "cache"))
+    sizes = [int(x) for x in args.sizes.split(",")]
     try:
-        import torch
-
-        emit(f"<!-- load average at start: {os.getloadavg()} -->")
-        emit(f"<!-- python {sys.version.split()[0]}, torch {torch.__version__}, threads {torch.get_num_threads()}, "
-             f"cpus {os.cpu_count()} -->\n")
+        emit(f"<!-- load average at start: {os.getloadavg()}; python {sys.version.split()[0]}, cpus {os.cpu_count()} -->\n")
+        if not args.skip_scaling:
+            bench_engines(args.dim, sizes, args.engines.split(","), workdir)
+            bench_neighbour_pass(args.dim, sizes, workdir)
+        if args.store_only:
+            return
         emb = Embedder(cache_dir=workdir / "q-embcache")
         questions = ["How do I borrow a value mutably?", "What is the difference between a String and a &str?",
                      "How do I handle errors with Result?", "What does the ? operator do?",
@@ -270,8 +313,6 @@ def main() -> None:
                      "How does pattern matching work with enums?", "What is lifetime elision?",
                      "How do I write tests in Rust?"] * 5
         bench_model(emb, questions)
-        if not args.skip_scaling:
-            bench_scaling(emb, questions, [int(x) for x in args.sizes.split(",")], workdir)
         emb.close()
         if not args.skip_corpus:
             if args.corpus.is_dir():

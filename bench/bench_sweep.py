@@ -8,7 +8,7 @@ embedding the DISTINCT chunk texts of the six points once, plus 10%.
 
 1. Chunk every grid point and count the distinct texts the model must read (identical chunks of different
    points are one text), and which of them each point adds to those of the points before it.
-2. The sweep (`chunkscope.evaluation.tuning.sweep`) with an EMPTY cache (CHUNKSCOPE_CACHE = a fresh temporary folder) and
+2. The sweep (`chunkscope.evaluation.sweep.sweep`) with an EMPTY cache (CHUNKSCOPE_CACHE = a fresh temporary folder) and
    an empty store, model loading included.
 3. Interleaved with it, the raw model time: when the sweep starts a point, its progress callback runs
    ``Embedder.encode`` (a second model, no cache) on exactly the texts that point adds, in one call; that time
@@ -59,12 +59,15 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="cs-bench-sweep-"))
     os.environ["CHUNKSCOPE_CACHE"] = str(scratch / "setup")
 
-    from chunkscope.chunking.chunk import chunk_documents, get_strategy
+    from chunkscope.chunking.drivers import chunk_documents
+    from chunkscope.chunking.registry import get_strategy
     from chunkscope.document.loader import load_docs
     from chunkscope.embedding.embedder import Embedder
-    from chunkscope.evaluation.evaluate import load_queries, resolve_region
+    from chunkscope.evaluation.queries import load_queries
+    from chunkscope.evaluation.regions import resolve_region
     from chunkscope.cli.parsing import parse_grid
-    from chunkscope.evaluation.tuning import grid_points, probe_sections, sweep
+    from chunkscope.evaluation.probe import probe_sections
+    from chunkscope.evaluation.sweep import grid_points, sweep
 
     emit(f"# sweep benchmark ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {load()})")
     tree = load_docs(args.corpus)

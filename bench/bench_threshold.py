@@ -38,10 +38,11 @@ def main() -> int:
         print(f"no corpus at {args.corpus}", file=sys.stderr)
         return 2
 
-    from chunkscope.chunking.chunk import get_strategy
+    from chunkscope.chunking.registry import get_strategy
     from chunkscope.document.loader import load_docs
     from chunkscope.embedding.embedder import Embedder
-    from chunkscope.evaluation.evaluate import load_queries, overlaps, resolve_region
+    from chunkscope.evaluation.queries import load_queries
+    from chunkscope.evaluation.regions import overlaps, resolve_region
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import Store
 

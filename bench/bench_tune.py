@@ -60,7 +60,8 @@ def write_rows(path: Path, rows: list[dict]) -> Path:
 def check_expectations(docs: Path, files: list[Path]) -> None:
     """Every question of every file names a section that exists (fails loudly before any work)."""
     from chunkscope.document.loader import load_docs
-    from chunkscope.evaluation.evaluate import load_queries, resolve_region
+    from chunkscope.evaluation.queries import load_queries
+    from chunkscope.evaluation.regions import resolve_region
 
     tree = load_docs(docs)
     for f in files:
@@ -117,7 +118,7 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
         lt = json.loads(out)
         emit(f"labelled tune on {lt['queries']} `tune` rows: {lsec:.0f} s; winner `{lt['best']['label']}`")
         # The labelled winner as a preset of the same file, under another name, for the one eval below.
-        from chunkscope.evaluation.tune.tune import write_preset
+        from chunkscope.config.presets import write_preset
 
         write_preset(cfg, "tuned-labelled", lt["preset"], comment="bench_tune.py: tune on the tune rows")
         extra = ["tuned-labelled"]

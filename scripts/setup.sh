@@ -13,6 +13,11 @@ fi
 .venv/bin/python -m pip install --quiet torch==2.13.0
 if [ "${1:-}" = "--test" ]; then
     .venv/bin/python -m pip install --quiet -e ".[retrieval,test]"
+    # tests/test_report.py opens `chunkscope report`'s page in a real headless Chromium (Debian's package);
+    # without apt-get (or without root) those tests are skipped with the reason.
+    if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    fi
 else
     .venv/bin/python -m pip install --quiet -e ".[retrieval]"
 fi

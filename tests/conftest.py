@@ -15,6 +15,20 @@ CORPUS = REPO.parent / "shared" / "corpus" / "rust-book"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+#: The terminal every test prints to, whatever the terminal that runs the suite (a 132x42 tmux, COLUMNS=60,
+#: TERM=dumb, NO_COLOR=1, a pipe in CI): 80x25, the size rich falls back to when nothing is a terminal, which is
+#: what CI has always seen. COLUMNS and LINES must be set: without them rich asks the terminal behind stdin,
+#: which pytest leaves alone. A test that wants another width sets COLUMNS itself (monkeypatch restores this).
+#: Set at import, before any fixture of any scope prints.
+HERMETIC_TERMINAL = {"COLUMNS": "80", "LINES": "25", "TERM": "xterm-256color", "LC_ALL": "C.UTF-8",
+                     "LANG": "C.UTF-8"}
+#: Switches that change colour or terminal detection in rich and Textual; none of them may leak into a test.
+TERMINAL_SWITCHES = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM", "TTY_COMPATIBLE",
+                     "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "JUPYTER_LINES", "TEXTUAL_COLOR_SYSTEM")
+os.environ.update(HERMETIC_TERMINAL)
+for _name in TERMINAL_SWITCHES:
+    os.environ.pop(_name, None)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
@@ -23,6 +37,8 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
         os.environ["CHUNKSCOPE_CACHE"] = os.environ["CHUNKSCOPE_TEST_CACHE"]
     else:
         os.environ["CHUNKSCOPE_CACHE"] = str(tmp_path_factory.mktemp("chunkscope-cache"))
+    # The user's own chunkscope.toml never leaks into a test: an empty folder's (a test may write one there).
+    os.environ["CHUNKSCOPE_USER_CONFIG"] = str(tmp_path_factory.mktemp("user-config") / "chunkscope.toml")
     yield
 
 

@@ -2,14 +2,17 @@
 
 It serves ``POST /v1/embeddings`` with vectors from the local all-MiniLM-L6-v2 (so answers are meaningful and
 comparable with the offline embedder), checks the bearer key and the model name as OpenAI does (401, 404 with
-OpenAI's error body), and can be told to answer the next requests with 429 or 500 to exercise retries.
-Replies list the vectors in reverse order with their ``index``, as nothing in the protocol promises order.
+OpenAI's error body), and can be told to answer the next requests with 429 or 500 to exercise retries, or to wait
+``delay`` seconds before answering. Replies list the vectors in reverse order with their ``index``, as nothing in
+the protocol promises order; whatever ``encode`` returns is sent as it is (NaN as JSON's ``NaN``, rows of different
+lengths), so a broken server is one ``encode`` away.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -31,6 +34,7 @@ class EmbeddingsServer:
         self.requests: list[dict] = []  # every request's body and what was answered
         self.fail_next: list[int] = []  # statuses to answer the next requests with, first first
         self.retry_after: str | None = "0"
+        self.delay = 0.0  # seconds to wait before answering a request
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -68,6 +72,8 @@ class EmbeddingsServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if server.delay:
+                    time.sleep(server.delay)
                 auth = self.headers.get("Authorization", "")
                 with server._lock:
                     record = {"path": self.path, "body": body, "auth": auth}

@@ -10,10 +10,10 @@ import pytest
 
 from chunkscope.document import structure
 from chunkscope.document.analysis import Analysis, MemoSlot
-from chunkscope.chunking.chunk import get_strategy
+from chunkscope.chunking.registry import get_strategy
 from chunkscope.document.loader import Document
 from chunkscope.document.outline_scan import line_starts_of
-from chunkscope.site.model import doc_numbering, section_numbers
+from chunkscope.site.numbering import doc_numbering, section_numbers
 from chunkscope.tokens import get_tokenizer, prepare
 
 TEXT = ("---\ntitle: Loops\n---\n# 3.2 Loops\r\n\r\nA loop repeats. It ends.\r\n\r\n## 3.2.1 While\r\n\r\n"

@@ -9,15 +9,11 @@ from pathlib import Path
 import pytest
 
 from chunkscope.cli import main
-from chunkscope.evaluation.evaluate import (
-    BASELINE_VERSION,
-    Baseline,
-    BaselineError,
-    EvalResult,
-    Expect,
-    QueryResult,
-    Region,
-)
+from chunkscope.evaluation.baselines import BASELINE_VERSION, Baseline, BaselineError
+from chunkscope.evaluation.evaluate import EvalResult
+from chunkscope.evaluation.queries import Expect
+from chunkscope.evaluation.regions import Region
+from chunkscope.evaluation.verdicts import QueryResult
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
 SAMPLE_QUERIES = Path(__file__).resolve().parents[1] / "sample_queries.jsonl"

@@ -17,7 +17,7 @@ import sys
 import pytest
 from rich.cells import cell_len
 
-from chunkscope.chunking.chunk import list_strategies
+from chunkscope.chunking.registry import list_strategies
 from chunkscope.cli import main
 
 from .conftest import SAMPLE_DOCS
@@ -82,9 +82,9 @@ def path_shown(cell: str, path: str) -> bool:
 @pytest.fixture()
 def bow(monkeypatch, tmp_path):
     """`probe` and `sweep` with the bag-of-words embedder in place of the model."""
-    from chunkscope.cli import cmd_eval_tools
+    from chunkscope.cli import retrieval_setup
 
-    monkeypatch.setattr(cmd_eval_tools, "make_embedder", lambda ctx, args: BowEmbedder(tmp_path / "emb"))
+    monkeypatch.setattr(retrieval_setup, "make_embedder", lambda ctx, args: BowEmbedder(tmp_path / "emb"))
 
 
 # --- chunk ----------------------------------------------------------------------------------------------------
@@ -101,13 +101,19 @@ def test_chunk_table_keeps_every_number(docs, width, capsys, monkeypatch):
     assert widest(out) <= (width or 80)
     header, rows = one_table(out)
     assert header[:5] == ["path", "#", "lines", "tokens", "embed"]
-    assert header[-2:] == ["warnings", "text"]
+    if not width or width < 100:
+        # The table gives way before a path does: the preview goes, and the note says where it is.
+        assert "left out at this width; --format jsonl has every field" in out
+    else:
+        assert header[-2:] == ["warnings", "text"]
     assert len(rows) == len(chunks)
     for cells, c in zip(rows, chunks):
         assert path_shown(cells[0], c["path"]), (cells[0], c["path"])
+        assert cells[0].endswith(c["path"].rpartition("/")[2]), "a file name is never cut"
         assert cells[1:5] == [str(c["index"]), f"{c['start_line']}-{c['end_line']}", str(c["tokens"]),
                               str(c["embed_tokens"])]
-        assert cells[-1], "the text column is empty"
+        if header[-1] == "text":
+            assert cells[-1], "the text column is empty"
     if width and width >= 120:
         assert "heading" in header
 
@@ -121,7 +127,7 @@ def test_chunk_table_through_a_real_pipe():
     assert widest(proc.stdout) <= 80
     header, rows = one_table(proc.stdout)
     assert header[:5] == ["path", "#", "lines", "tokens", "embed"]
-    assert [r[:3] for r in rows] == [["intro.md", "0", "1-31"], ["intro.md", "1", "29-41"]]
+    assert [r[:3] for r in rows] == [["intro.md", "0", "10-31"], ["intro.md", "1", "29-41"]]  # front matter: lines 1-9
     assert all(r[3].isdigit() and r[4].isdigit() for r in rows)
 
 
@@ -231,12 +237,12 @@ def test_compare_file_table_fits_with_whole_headers(width, capsys, monkeypatch):
 
 
 def test_sweep_refuses_two_strategies_before_any_work(bow, tmp_path, capsys, monkeypatch):
-    from chunkscope.cli import cmd_eval_tools
+    from chunkscope.cli import retrieval_setup
 
     def no_model(ctx, args):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(cmd_eval_tools, "make_embedder", no_model)
+    monkeypatch.setattr(retrieval_setup, "make_embedder", no_model)
     for docs in (str(SAMPLE_DOCS), str(tmp_path / "missing")):
         rc, out, err = run(["sweep", docs, "queries.jsonl", "-s", "recursive", "-s", "fixed", "--grid",
                             "chunk_size=512"], capsys, monkeypatch, 80)
@@ -308,3 +314,46 @@ def test_stats_says_what_it_read_on_one_line_in_the_singular_too(tmp_path, capsy
     rc, out, _ = run(["stats", str(docs), "-s", "section"], capsys, monkeypatch, 140)
     assert rc == 1  # a file with a load problem
     assert out.splitlines()[0] == f"{docs}: 1 file, 1 problem"
+
+
+# --- citations are never cut -----------------------------------------------------------------------------------
+
+#: Folders deep enough that every ``path:line`` of the probe below is wider than 80 columns.
+DEEP = "03-integrations-and-extensions/02-practical-implementation-notes/05-setting-rate-limits-in-production"
+
+
+@pytest.mark.parametrize("width", [None, 80])
+def test_probe_never_breaks_a_path_line(bow, width, tmp_path, capsys, monkeypatch):
+    """Piped at 80 columns: each ``path:line`` of the misses is whole on one line (copy, grep and click-to-open
+    need it whole), however much wider than the terminal it is; everything else fits."""
+    root = tmp_path / "docs"
+    write_docs(root / DEEP, PROBE_DOCS)
+    rc, out, err = run(["probe", str(root), "-s", "section-sentence", "-k", "1"], capsys, monkeypatch, width)
+    assert rc == 0, err
+    cited = re.findall(r"\S+\.md:\d+", out)
+    assert cited, out
+    assert all(c.startswith(DEEP + "/") for c in cited), cited  # never a tail of one broken off
+    # Only a line holding a citation may be wider than the terminal.
+    assert all(re.search(r"\S+\.md:\d+", line) for line in out.splitlines() if cell_len(line) > 80)
+
+
+def test_a_wrapped_line_keeps_every_word_whole_under_its_indent(monkeypatch):
+    """How eval's misses and the query's snippets wrap: at spaces, under the indent; a word wider than the line
+    (a ``path:line``) on a line of its own, whole."""
+    import io
+
+    from rich.text import Text
+
+    from chunkscope.cli.output import console, print_wrapped
+
+    monkeypatch.setenv("COLUMNS", "40")
+    where = f"{DEEP}/sensors.md:11"
+    buf = io.StringIO()
+    con = console(buf)
+    text = f"below-k    Radar  — the answer is at {where}, rank 2 of the chunks searched"
+    print_wrapped(con, Text(text), 2)
+    lines = buf.getvalue().splitlines()
+    assert f"  {where}," in lines
+    assert all(line.startswith("  ") and not line.endswith(" ") for line in lines)
+    assert all(cell_len(line) <= 40 for line in lines if where not in line)
+    assert " ".join(buf.getvalue().split()) == " ".join(text.split())  # every word, in order

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from chunkscope.evaluation import tuning
+from chunkscope.evaluation import probe as probe_module
+from chunkscope.evaluation import runs
+from chunkscope.evaluation import sweep as sweep_module
 from chunkscope.cli import main
 from tests.test_cli_layout import PROBE_DOCS, bow, write_docs  # noqa: F401 - bow is a fixture
 
@@ -28,13 +30,15 @@ overlap_tokens = 0
 def modes(monkeypatch) -> list[tuple[str, str]]:
     """(label, search mode) of every configuration probe or sweep runs."""
     seen: list[tuple[str, str]] = []
-    real = tuning._run_config  # noqa: SLF001
+    real = runs.run_config
 
     def spy(tree, label, *args, search_mode: str = "dense", **kw):
         seen.append((label, search_mode))
         return real(tree, label, *args, search_mode=search_mode, **kw)
 
-    monkeypatch.setattr(tuning, "_run_config", spy)
+    # Each module that runs configurations holds its own reference to the function.
+    monkeypatch.setattr(probe_module, "run_config", spy)
+    monkeypatch.setattr(sweep_module, "run_config", spy)
     return seen
 
 

@@ -41,14 +41,37 @@ def _hit(rank: int, score: float, kept: bool, url: str = "") -> "object":
 
 
 def test_results_fit_the_terminal_and_say_when_the_threshold_hides_everything(capsys):
-    from chunkscope.cli.cmd_retrieval import print_hits
+    from chunkscope.cli.commands.query import print_hits
 
     long_url = "https://book.example.com/docs/module-1/coordinate-frames#11-why-frames-matter-in-a-robot" * 2
     print_hits([_hit(1, 0.55, False, long_url), _hit(2, 0.47, False)], "frames?", 0.7, "recursive")
     out = capsys.readouterr().out.splitlines()
-    assert all(len(line) <= 80 for line in out), out  # piped: 80 columns, every line cut, none wrapped
+    # Piped at 80 columns (conftest): the URL is the one line longer than that, whole; the rest fits.
+    assert [line for line in out if len(line) > 80] == [f"    {long_url}"], out
     assert "\x1b" not in "".join(out)
     assert out[1].startswith("── filtered out by threshold 0.7")
     assert out[-1] == "all under the threshold 0.7; if these answers are good, lower it (--threshold)"
     print_hits([_hit(1, 0.81, True), _hit(2, 0.5, False)], "frames?", 0.7, "recursive")
     assert "all under the threshold" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("columns", ["80", "40"])
+def test_citations_are_never_cut_and_the_snippet_wraps_under_them(columns, capsys, monkeypatch):
+    """A URL and a ``path:line`` are printed whole on a line of their own at any width (a cut URL looks like a
+    link and is wrong); the preview of the text wraps instead, every line of it indented and within the width."""
+    from chunkscope.cli.commands.query import print_hits
+    from chunkscope.retrieval.store import Hit
+
+    monkeypatch.setenv("COLUMNS", columns)
+    path = "docs/03-integrations/02-practical-implementation/05-setting-rate-limits-for-production.md"
+    url = "https://docs.example.org/integrations/practical-implementation/rate-limits#practical-implementation-notes"
+    text = "Set the limit per key, not per address: a proxy shares one address among many clients. " * 3
+    hit = Hit(1, 0.8, True, path, 0, len(text), 28, 40, ["Rate limits"], "Rate limits", url, text, 0)
+    print_hits([hit], "how do I set a rate limit?", None, "recursive")
+    out = capsys.readouterr().out.splitlines()
+    assert f"    {path}:28" in out and f"    {url}" in out
+    assert not any("…" in line and "://" in line for line in out)
+    preview = out[out.index(f"    {url}") + 1:]
+    assert len(preview) >= 2, out  # wrapped, not cut at the first line
+    assert all(line.startswith("    ") and len(line) <= int(columns) for line in preview), preview
+    assert " ".join(line.strip() for line in preview).startswith("Set the limit per key, not per address")

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import Chunk, Limits, Span, Strategy, get_strategy
+from chunkscope.chunking.model import Chunk, Span
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.cli import main
 from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.lint import ERROR, WARNING, lint_tree

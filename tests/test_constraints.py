@@ -3,13 +3,17 @@ config file and the app's parameter bar, each time with one line naming both par
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from chunkscope.chunking.chunk import ParamError, Span, Strategy, get_strategy, list_strategies, strategy_class
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.params import Param, ParamError
+from chunkscope.chunking.registry import get_strategy, list_strategies, strategy_class
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.cli import main
 from chunkscope.config.reader import ConfigError, load_config, resolve_strategy
 
@@ -63,6 +67,31 @@ def test_every_size_pair_of_the_builtins_is_declared():
     assert declared["custom"] == set()
 
 
+def test_every_setting_of_every_builtin_search_space_is_a_valid_strategy():
+    tunable = [cls for cls in list_strategies() if cls.name != "custom"]
+    assert tunable and all(cls.search_space for cls in tunable)
+    for cls in tunable:
+        axes = cls.search_axes()
+        assert len(axes) == len(cls.search_space)
+        for combo in itertools.product(*axes):
+            params = {k: v for setting in combo for k, v in setting.items()}
+            assert get_strategy(cls.name, **params).params.items() >= params.items()
+
+
+def test_a_search_space_over_an_unknown_name_or_a_bad_value_is_refused_when_the_class_is_defined():
+    with pytest.raises(TypeError, match="search_space names 'size'"):
+        type("Typo", (Strategy,), {"name": "typo", "parameters": (Param("chunk_size", int, 10, "size", min=1),),
+                                   "search_space": {"size": (1, 2)}})
+    with pytest.raises(TypeError, match="chunk_size must be in >= 1, got 0"):
+        type("Zero", (Strategy,), {"name": "zero", "parameters": (Param("chunk_size", int, 10, "size", min=1),),
+                                   "search_space": {"chunk_size": (0, 5)}})
+    with pytest.raises(TypeError, match="is not a setting of a, b"):
+        type("Joint", (Strategy,), {"name": "joint",
+                                    "parameters": (Param("a", int, 1, "a"), Param("b", int, 1, "b"), Param("c", int, 1, "c")),
+                                    "search_space": {("a", "b"): ({"a": 2, "c": 3},)}})
+    assert Strategy.search_space == {} and Strategy.search_axes() == []
+
+
 def test_a_minimum_left_at_its_default_follows_a_lower_maximum():
     """Only values someone gave can contradict: ``max_tokens=40`` alone lowers the default minimum to 40."""
     for name in ("section", "section-sentence"):
@@ -72,7 +101,7 @@ def test_a_minimum_left_at_its_default_follows_a_lower_maximum():
 
 
 def test_a_declared_constraint_needs_no_validate_method():
-    from chunkscope.chunking.chunk import Constraint, Param
+    from chunkscope.chunking.params import Constraint
 
     class Lines(Strategy):
         name: ClassVar[str] = "lines-test"
@@ -92,7 +121,7 @@ def test_a_declared_constraint_needs_no_validate_method():
 
 def test_check_constraints_reads_every_value_as_given():
     """What the app's parameter bar asks: the values on screen, all of them, with no default yielding."""
-    from chunkscope.chunking.chunk import ConstraintError
+    from chunkscope.chunking.params import ConstraintError
 
     cls = strategy_class("section-sentence")
     shown = dict(cls().params, max_tokens=10)

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import Limits, ParamError, get_strategy
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Limits
 from chunkscope.document.loader import decode_document
 from chunkscope.chunking.strategies.custom import CustomChunkerError, CustomStrategy
 
@@ -71,12 +73,56 @@ def test_overlapping_strings_are_located_from_just_after_the_previous_start(chun
     s = strategy_for(chunker_module, """
         def chunk(text):
             return [text[i:i + 6] for i in range(0, len(text) - 3, 3)]
-    """)
+    """, overlap=True)
     d = doc("ab ab ab ab ab")
     chunks = s.chunk(d)
     assert [c.start for c in chunks] == [0, 3, 6, 9]
     assert chunks[1].overlap == (3, 6)
     assert all(c.text == d.text[c.start:c.end] for c in chunks)
+
+
+def test_an_overlap_the_chunker_did_not_declare_is_an_error(chunker_module) -> None:
+    # Built-ins overlap only by their overlap parameter; a custom chunker says so with overlap = true.
+    s = strategy_for(chunker_module, """
+        def chunk(text):
+            return [(0, 8), (5, 14)]
+    """)
+    with pytest.raises(CustomChunkerError, match=r"chunk 2 \(5, 14\) overlaps chunk 1 \(0, 8\); set overlap = true"):
+        s.chunk(doc("ab ab ab ab ab"))
+
+
+def test_a_repeated_string_is_found_after_the_previous_chunk(chunker_module) -> None:
+    assert [c.start for c in strategy_for(chunker_module, """
+        def chunk(text):
+            return ["ab ab ab", "ab ab ab"]
+    """).chunk(doc("ab ab ab ab ab ab"))] == [0, 9]
+
+
+def test_a_chunk_inside_the_previous_one_is_an_error_even_with_overlap(chunker_module) -> None:
+    s = strategy_for(chunker_module, """
+        def chunk(text):
+            return [(0, 10), (2, 6)]
+    """, overlap=True)
+    with pytest.raises(CustomChunkerError, match=r"chunk 2 \(2, 6\) lies inside chunk 1 \(0, 10\)"):
+        s.chunk(doc("ab ab ab ab ab"))
+
+
+@pytest.mark.parametrize("raised", ["SystemExit(0)", "SystemExit(3)", "GeneratorExit()"])
+def test_a_base_exception_from_the_chunker_is_its_failure_never_an_exit(chunker_module, raised: str) -> None:
+    s = strategy_for(chunker_module, f"""
+        def chunk(text):
+            raise {raised}
+    """)
+    with pytest.raises(CustomChunkerError, match=r"^custom: .*:chunk raised (SystemExit|GeneratorExit)"):
+        s.chunk(doc())
+
+
+def test_a_module_exiting_at_import_is_a_one_line_error(chunker_module) -> None:
+    name = chunker_module("""
+        raise SystemExit(0)
+    """)
+    with pytest.raises(ParamError, match=r"importing .* failed: SystemExit"):
+        CustomStrategy(callable=f"{name}:chunk")
 
 
 def test_identical_strings_take_successive_occurrences(chunker_module) -> None:
@@ -117,7 +163,7 @@ def test_pairs_become_chunks(chunker_module) -> None:
     s = strategy_for(chunker_module, """
         def chunk(text):
             return [(0, 5), [3, 10], (10, len(text))]
-    """)
+    """, overlap=True)
     d = doc()
     chunks = s.chunk(d)
     assert [(c.start, c.end) for c in chunks] == [(0, 5), (3, 10), (10, len(d.text))]

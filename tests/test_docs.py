@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chunkscope.document.loader import DocsError, load_docs, split_front_matter
-from chunkscope.site.model import number_prefix
+from chunkscope.site.order import number_prefix
 
 
 def write(root: Path, rel: str, data: str | bytes) -> Path:

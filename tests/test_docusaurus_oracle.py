@@ -23,12 +23,14 @@ import subprocess
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from chunkscope import get_strategy, load_docs, strategy_names
-from chunkscope.site.model import chunk_url, doc_route
+from chunkscope.site.numbering import doc_numbering
+from chunkscope.site.urls import chunk_url, doc_route
 
 from .conftest import REPO, SAMPLE_DOCS
 
@@ -37,6 +39,8 @@ pytestmark = [pytest.mark.docusaurus, pytest.mark.xdist_group("docusaurus")]
 
 SITE_SOURCE = REPO / "tests" / "docusaurus"
 FIXTURE_DOCS = REPO / "tests" / "fixtures" / "docusaurus" / "docs"
+#: A whole site root with its own config: docs in guides/ under /handbook/manual/, trailingSlash, partials, exclude.
+HANDBOOK = REPO / "tests" / "fixtures" / "docusaurus" / "site"
 SITE_URL = "https://oracle.example.com"  # docusaurus.config.js's url
 #: The route each tree is served under (the docs plugin's routeBasePath).
 FIXTURE_BASE, SAMPLE_BASE = "fixture", "sample"
@@ -103,29 +107,47 @@ def _tree_digest(trees: dict[str, Path]) -> str:
 
 def _build(trees: dict[str, Path]) -> Path:
     """The Docusaurus build of ``trees`` ({routeBasePath: docs folder}), built once per set of inputs."""
+
+    def prepare(site: Path) -> None:
+        for name in ("package.json", "docusaurus.config.js"):
+            shutil.copyfile(SITE_SOURCE / name, site / name)
+
+    env = {"CHUNKSCOPE_DOCS_TREES": json.dumps({b: str(p) for b, p in trees.items()})}
+    return _built("trees", _tree_digest(trees), prepare, env)
+
+
+def _build_site(source: Path) -> Path:
+    """The Docusaurus build of a whole site root (its own config and docs), built once per set of inputs."""
+    h = hashlib.sha256((SITE_SOURCE / "package.json").read_bytes())
+    for f in sorted(p for p in source.rglob("*") if p.is_file()):
+        h.update(f"\0{f.relative_to(source).as_posix()}\0".encode())
+        h.update(f.read_bytes())
+    return _built(source.name, h.hexdigest()[:16], lambda site: shutil.copytree(source, site, dirs_exist_ok=True), {})
+
+
+def _built(kind: str, digest: str, prepare: Callable[[Path], None], env: dict[str, str]) -> Path:
+    """The build of a site folder made by ``prepare``, kept under ``builds/<kind>-<digest>`` (one per kind)."""
     home = _installed()
-    out = home / "builds" / _tree_digest(trees)
+    out = home / "builds" / f"{kind}-{digest}"
     if (out / "sitemap.xml").is_file():
         return out
     # A fresh site folder each time: webpack's persistent cache there does not key on every option (a stale
     # cache kept MDX parsing after markdown.format changed), so nothing of an earlier build is reused.
     with tempfile.TemporaryDirectory(prefix="chunkscope-docusaurus-") as tmp:
         site = Path(tmp)
-        for name in ("package.json", "docusaurus.config.js"):
-            shutil.copyfile(SITE_SOURCE / name, site / name)
+        prepare(site)
         (site / "node_modules").symlink_to(home / "node_modules", target_is_directory=True)
         staging = Path(tempfile.mkdtemp(prefix="build.", dir=home))
-        env = _node_env() | {"CHUNKSCOPE_DOCS_TREES": json.dumps({b: str(p) for b, p in trees.items()})}
         cli = home / "node_modules" / "@docusaurus" / "core" / "bin" / "docusaurus.mjs"
-        _run(["node", str(cli), "build", str(site), "--out-dir", str(staging), "--no-minify"], site, env,
-             "docusaurus build")
-    old = [p for p in out.parent.iterdir() if p.is_dir()] if out.parent.is_dir() else []
+        _run(["node", str(cli), "build", str(site), "--out-dir", str(staging), "--no-minify"], site,
+             _node_env() | env, "docusaurus build")
+    old = [p for p in out.parent.glob(f"{kind}-*") if p.is_dir()] if out.parent.is_dir() else []
     out.parent.mkdir(exist_ok=True)
     try:
         staging.rename(out)
     except OSError:  # another session wrote the same build first
         shutil.rmtree(staging, ignore_errors=True)
-    for stale in old:  # one build is kept: the one the current inputs give
+    for stale in old:  # one build of each kind is kept: the one the current inputs give
         if stale != out:
             shutil.rmtree(stale, ignore_errors=True)
     return out
@@ -160,8 +182,10 @@ class _HeadingIds(HTMLParser):
 class Site:
     """A finished build: its pages (from the sitemap) and the heading ids of each."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, base_url: str = "/") -> None:
         self.out = out
+        #: The site's baseUrl: in its URLs, not in the build folder's layout.
+        self.base_url = base_url
         sitemap = (out / "sitemap.xml").read_text(encoding="utf-8")
         locs = [html.unescape(loc) for loc in re.findall(r"<loc>([^<]+)</loc>", sitemap)]  # "&amp;" is "&"
         #: Each page's route as written on disk (decoded) → its URL path as the sitemap writes it, percent-encoded
@@ -173,7 +197,8 @@ class Site:
     def heading_ids(self, route: str) -> list[tuple[int, str]]:
         """(level, id) of the headings of the page at ``route``, in order."""
         if route not in self._ids:
-            page = self.out / route.strip("/") / "index.html" if route.strip("/") else self.out / "index.html"
+            local = route.removeprefix(self.base_url.rstrip("/")).strip("/")
+            page = self.out / local / "index.html" if local else self.out / "index.html"
             parser = _HeadingIds()
             parser.feed(page.read_text(encoding="utf-8"))
             self._ids[route] = parser.ids
@@ -290,3 +315,64 @@ def test_the_fixture_exercises_the_routing_rules(site: Site) -> None:
     # An explicit id is taken as written, spaces and "#" included, and trimmed; "{# }" is no id.
     assert [i for lvl, i in site.heading_ids("/fixture/heading-ids") if lvl > 1] == [
         "my setup", "über-uns", "c#sharp", "setup", "padded id", "empty--"]
+
+
+# --- a whole site root, read through its own config -------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def handbook() -> Site:
+    """The Docusaurus build of the handbook site root, with its own docusaurus.config.js."""
+    _require_node()
+    return Site(_build_site(HANDBOOK), base_url="/handbook/")
+
+
+@pytest.mark.parametrize("allow_code", [False, True], ids=["literals", "node"])
+def test_a_site_root_is_read_through_its_config_and_every_page_is_a_built_page(handbook: Site,
+                                                                               allow_code: bool) -> None:
+    # Read without running the config (its literal forms) and with Node running it: the same site either way.
+    tree = load_docs(HANDBOOK, allow_code=allow_code)
+    assert tree.root == HANDBOOK / "guides" and "reading its docs folder guides/" in tree.notes[0]
+    pages = {doc.path: urlsplit(chunk_url(None, doc, next(iter(get_strategy("fixed").chunk(doc))))) for doc in tree}
+    assert {p.netloc for p in pages.values()} == {"handbook.example.org"}
+    built = {r for r in handbook.routes if r.startswith("/handbook/manual/")}
+    # Every page chunkscope reads is one the build published, and the build published no page it left out:
+    # the _-prefixed partials and the excluded template are in neither.
+    assert {p.path for p in pages.values()} == built, (sorted(pages), sorted(built))
+    assert not any(part.startswith("_") or ".template." in part for path in pages for part in path.split("/"))
+    assert all(p.path.endswith("/") for p in pages.values())  # trailingSlash: true
+    assert any("release.template.md" in note for note in tree.notes)
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_every_chunk_of_a_site_root_links_to_a_built_page_and_heading(handbook: Site, strategy: str) -> None:
+    tree = load_docs(HANDBOOK)
+    strat = get_strategy(strategy, **STRATEGIES[strategy])
+    failures = []
+    for doc in tree:
+        for chunk in strat.chunk(doc):
+            url = chunk_url(None, doc, chunk)
+            parts = urlsplit(url)
+            if parts.path not in handbook.paths.values():
+                failures.append(f"{doc.path} chunk {chunk.index}: {url}: no such page")
+            elif parts.fragment and unquote(parts.fragment) not in {i for _, i in handbook.heading_ids(parts.path)}:
+                failures.append(f"{doc.path} chunk {chunk.index}: {url}: no such heading")
+    assert not failures, "\n".join(failures)
+
+
+def test_sidebar_prefixes_number_no_chapter_and_no_chapter_id_spans_two_sections() -> None:
+    tree = load_docs(HANDBOOK)
+    sections: dict[str, set[str]] = {}
+    for doc in tree:
+        numbering = doc_numbering(doc)
+        assert numbering.chapter is None, (doc.path, numbering)
+        sections.setdefault(numbering.chapter_id, set()).add(doc.path.split("/")[0])
+    assert all(len(tops) == 1 for tops in sections.values()), sections
+    # 01-basics/03-rate-limits.md and 02-advanced/03-rate-limits.md share a prefix, not a chapter.
+    ids = {doc.path: doc_numbering(doc).chapter_id for doc in tree}
+    assert ids["01-basics/03-rate-limits.md"] != ids["02-advanced/03-rate-limits.md"]
+
+
+def test_unpublished_pages_are_read_when_asked() -> None:
+    tree = load_docs(HANDBOOK, site={"unpublished": True})
+    assert {"01-basics/_shared/_note.mdx", "02-advanced/_snippet.md", "02-advanced/release.template.md"} <= {
+        d.path for d in tree}

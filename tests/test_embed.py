@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from chunkscope.embedding.embedder import CACHE_FILE, EmbedError, Embedder, EmbeddingCache, model_dimension, model_identity, text_sha
+from chunkscope.embedding.spec import EmbedderSpecError
 from chunkscope.paths import default_model_dir
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -276,3 +278,207 @@ def test_default_embedder_runs_on_onnx_without_torch_after_the_first_export(tmp_
     assert out["runtime"] == "OnnxMiniLMEncoder" and out["torch"] is False
     torch_vec = Embedder(use_cache=False, runtime="torch").encode(["How do I borrow a value mutably?"])[0]
     assert float(np.dot(torch_vec, np.asarray(out["vec"], dtype=np.float32))) > 0.9999
+
+
+# --- a cache folder that cannot be written (issue 21, item 6) --------------------------------------------------
+
+
+def _mount_tmpfs(folder: Path, options: str) -> bool:
+    """A small tmpfs at ``folder`` (root only): the one way to make a full or read-only disk for root."""
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+                          capture_output=True).returncode == 0
+
+
+@pytest.fixture()
+def read_only_dir(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    if not _mount_tmpfs(folder, "ro,size=64k"):
+        pytest.skip("cannot make a read-only folder here")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+@pytest.fixture()
+def full_dir(tmp_path):
+    folder = tmp_path / "full"
+    folder.mkdir()
+    if not _mount_tmpfs(folder, "size=96k"):
+        pytest.skip("cannot make a small file system here (needs root)")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_read_only_cache_is_one_line_naming_the_cache_folder(read_only_dir):
+    e = Embedder(cache_dir=read_only_dir / "embeddings")
+    with pytest.raises(EmbedError) as err:
+        e.embed(["one text"])
+    msg = str(err.value)
+    assert msg.startswith(f"embedding cache {read_only_dir / 'embeddings'}: cannot use it") and "\n" not in msg
+    assert not e.loaded  # refused before the model was loaded
+
+
+def test_a_full_disk_is_one_line_naming_the_cache_folder_and_keeps_what_was_written(full_dir):
+    cache = EmbeddingCache(full_dir / "embeddings" / CACHE_FILE)
+    cache.put_many("m", [("first", _vec(1, 384), 1)])
+    with pytest.raises(EmbedError) as err:
+        for start in range(0, 2000, 50):
+            cache.put_many("m", [(f"t{i}", _vec(i, 384), 1) for i in range(start, start + 50)])
+    msg = str(err.value)
+    assert msg.startswith(f"embedding cache {full_dir / 'embeddings'}: cannot use it (") and "full" in msg
+    assert "\n" not in msg
+    assert np.array_equal(cache.get_many("m", ["first"])["first"][0], _vec(1, 384))  # the file is still sound
+    cache.close()
+
+
+# --- where bulk embedding runs (issue 22; no GPU here: the choice is tested with stand-ins) ---------------------
+
+
+def test_bulk_device_asks_no_runtime_without_an_nvidia_driver(monkeypatch):
+    from chunkscope.embedding import device
+
+    def never() -> bool:
+        raise AssertionError("a runtime was asked on a machine without a GPU driver")
+
+    monkeypatch.setattr(device, "nvidia_driver_present", lambda: False)
+    monkeypatch.setattr(device, "onnx_cuda_available", never)
+    monkeypatch.setattr(device, "torch_cuda_available", never)
+    assert device.bulk_device() == device.BulkDevice("onnx", "cpu")
+
+
+@pytest.mark.parametrize("ort_cuda, torch_cuda, want", [
+    (True, True, ("onnx", "cuda")),  # the GPU without torch's import
+    (False, True, ("torch", "cuda")),
+    (False, False, ("onnx", "cpu")),  # a driver but nothing that can use it
+])
+def test_bulk_device_prefers_onnx_runtimes_cuda_then_torchs(monkeypatch, ort_cuda, torch_cuda, want):
+    from chunkscope.embedding import device
+
+    monkeypatch.setattr(device, "nvidia_driver_present", lambda: True)
+    monkeypatch.setattr(device, "onnx_cuda_available", lambda: ort_cuda)
+    monkeypatch.setattr(device, "torch_cuda_available", lambda: torch_cuda)
+    assert device.bulk_device() == device.BulkDevice(*want)
+
+
+@pytest.mark.parametrize("where, kind, on", [(("onnx", "cuda"), "OnnxMiniLMEncoder", "cuda"),
+                                             (("torch", "cuda"), "SentenceTransformerEncoder", "cuda")])
+def test_the_default_models_bulk_encoder_follows_the_device_and_the_users_setting_wins(monkeypatch, where, kind, on):
+    from chunkscope.embedding import device
+    from chunkscope.embedding.encoders import EncoderOptions
+    from chunkscope.embedding.registry import parse_embedder
+
+    monkeypatch.setattr(device, "bulk_device", lambda: device.BulkDevice(*where))
+    spec = parse_embedder(None)
+    bulk = spec.make_bulk_encoder(EncoderOptions())
+    assert type(bulk).__name__ == kind
+    assert (bulk.on if kind == "OnnxMiniLMEncoder" else bulk.requested_device) == on
+    # A question always runs on ONNX Runtime's CPU session; [embedder] device or runtime overrides the choice.
+    assert type(spec.make_encoder(EncoderOptions())).__name__ == "OnnxMiniLMEncoder"
+    assert spec.make_bulk_encoder(EncoderOptions(device="cpu")) is None
+    assert spec.make_bulk_encoder(EncoderOptions(runtime="onnx")) is None
+    forced = spec.make_encoder(EncoderOptions(device="cuda"))
+    assert type(forced).__name__ == "SentenceTransformerEncoder" and forced.requested_device == "cuda"
+
+
+class _Elsewhere:
+    """The real encoder, reporting another device: what a GPU encoder looks like to the `Embedder`."""
+
+    def __init__(self, real, device: str) -> None:
+        self.real, self._device, self.calls = real, device, 0
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    def encode(self, texts):
+        self.calls += 1
+        return self.real.encode(texts)
+
+
+@pytest.mark.model
+def test_many_texts_run_on_the_bulk_device_a_question_never_does_and_stats_say_where(tmp_path, monkeypatch):
+    from chunkscope.embedding.backends.minilm import MiniLMSpec
+    from chunkscope.embedding.embedder import BULK_MIN_TEXTS
+
+    made: list[_Elsewhere] = []
+
+    def bulk(spec, options):
+        made.append(_Elsewhere(spec.make_encoder(options), "cuda:0 (stand-in)"))
+        return made[-1]
+
+    monkeypatch.setattr(MiniLMSpec, "make_bulk_encoder", bulk)
+    e = Embedder(cache_dir=tmp_path)
+    one = e.embed(["How do I borrow a value mutably?"])
+    e.embed_query("What is a trait?")
+    assert made == [] and one.stats.device == "cpu (ONNX Runtime)"  # a question never loads the bulk encoder
+    many = e.embed([f"text number {i} about ownership" for i in range(BULK_MIN_TEXTS)])
+    assert len(made) == 1 and made[0].calls > 0 and many.stats.device == "cuda:0 (stand-in)"
+    assert e.total_stats.device == "cuda:0 (stand-in)" and e.device == "cuda:0 (stand-in)"
+    assert many.stats.to_dict()["device"] == "cuda:0 (stand-in)"
+    assert e.embed(["text number 1 about ownership"]).stats.device is None  # all from the cache: nothing ran
+    e.close()
+
+
+# --- a backend is one class in the registry ---------------------------------------------------------------------
+
+
+def test_a_new_backend_is_one_class_in_the_registry(tmp_path, monkeypatch):
+    """A backend nobody wrote yet (what an Ollama or Cohere module would be): its class in `BACKENDS` is all the
+    parser, the embedder, its cache and the token counter need."""
+    from dataclasses import dataclass
+
+    from chunkscope.embedding import registry
+    from chunkscope.embedding.spec import EmbedderSpec
+    from chunkscope.tokens import embed_tokenizer
+
+    class Hashing:
+        """Vectors from the text's hash, no model."""
+
+        load_seconds = encode_seconds = 0.0
+        loaded, device, known_dim = True, "nowhere", 8
+
+        def where(self) -> str:
+            return "echo:m"
+
+        def dim(self) -> int:
+            return 8
+
+        def load(self) -> None: ...
+
+        def close(self) -> None: ...
+
+        def encode(self, texts):
+            return np.stack([_vec(sum(map(ord, t))) for t in texts])
+
+    @dataclass(frozen=True)
+    class EchoSpec(EmbedderSpec):
+        kind = "echo"
+        prefix = "echo:"
+        identity = property(lambda self: f"echo-{self.model}")
+        tokenizer_name = property(lambda self: "cl100k_base")
+        model_max_tokens = property(lambda self: 100)
+
+        def make_encoder(self, options):
+            return Hashing()
+
+    monkeypatch.setitem(registry.BACKENDS, "echo", EchoSpec)
+    spec = registry.parse_embedder("echo:m", max_tokens=5)
+    assert type(spec) is EchoSpec and spec.text == "echo:m" and spec.max_tokens == 5
+    e = Embedder("echo:m", cache_dir=tmp_path)
+    assert e.embed(["a", "b"]).stats.misses == 2 and e.embed(["a", "b"]).stats.hits == 2
+    assert e.cache is not None and e.cache.count("echo-m") == 2 and e.default_threshold is None
+    tok = embed_tokenizer(spec)
+    assert tok.max_seq_length == 5 and tok.count("hello world") == 2
+    with pytest.raises(EmbedderSpecError, match="use all-MiniLM-L6-v2, st:PATH, openai:MODEL, echo:MODEL"):
+        registry.parse_embedder("nope:m")
+    e.close()

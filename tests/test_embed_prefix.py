@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import (
-    ParamError,
-    chunk_text,
-    count_embed_tokens,
-    get_strategy,
-    list_strategies,
-)
+from chunkscope.chunking.drivers import chunk_text
+from chunkscope.chunking.model import count_embed_tokens
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import get_strategy, list_strategies
 from chunkscope.cli import main
 from chunkscope.document.loader import load_docs
 
@@ -49,7 +46,8 @@ def _by_text(chunks):
 
 
 def test_every_strategy_takes_embed_prefix_declared_once():
-    from chunkscope.chunking.chunk import EMBED_PREFIX, Strategy
+    from chunkscope.chunking.prefix import EMBED_PREFIX
+    from chunkscope.chunking.strategy import Strategy
 
     for cls in list_strategies():
         declared = [p for p in cls.parameters if p.name == "embed_prefix"]
@@ -89,7 +87,7 @@ def test_a_free_template_over_metadata_with_typed_line_breaks():
 
 
 def test_embed_offset_finds_the_text_after_a_prefix_that_repeats_it():
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
 
     c = Chunk("a.md", 0, 10, 15, 3, 3, "Moves", 1, embed_text_override="Moves › Moves\n\nMoves")
     assert c.embed_offset == len("Moves › Moves\n\n")  # not 0, where the prefix happens to say it too

@@ -7,20 +7,16 @@ import math
 
 import pytest
 
-from chunkscope.chunking.chunk import Param, Span, Strategy
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.params import Param
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.document.loader import load_docs
 from chunkscope.embedding.embedder import Embedder
-from chunkscope.evaluation.evaluate import (
-    Expect,
-    QueriesError,
-    QueryCase,
-    evaluate,
-    judge,
-    load_queries,
-    mean_metrics,
-    query_metrics,
-    resolve_region,
-)
+from chunkscope.evaluation.evaluate import evaluate
+from chunkscope.evaluation.metrics import mean_metrics, query_metrics
+from chunkscope.evaluation.queries import Expect, QueriesError, QueryCase, load_queries
+from chunkscope.evaluation.regions import resolve_region
+from chunkscope.evaluation.verdicts import judge
 from chunkscope.retrieval.store import Hit, Store
 from chunkscope.chunking.strategies._common import sections, trim
 from chunkscope.tokens import embed_tokenizer
@@ -236,7 +232,7 @@ def hits_for(chunks, order, scores=None, threshold=None):
 
 
 def relevant_of(chunks, doc, region):
-    from chunkscope.evaluation.evaluate import overlaps
+    from chunkscope.evaluation.regions import overlaps
 
     return [c for c in chunks if c.path == region.path and overlaps(doc.text, c.start, c.end, region)]
 
@@ -501,7 +497,7 @@ def test_passage_metrics_hand_computed(tree):
 
 
 def test_passage_metrics_in_the_models_word_pieces(tree):
-    from chunkscope.evaluation.evaluate import passage_measure
+    from chunkscope.evaluation.metrics import passage_measure
 
     tok = embed_tokenizer()
     doc = tree.get("sensors.md")
@@ -662,8 +658,9 @@ def test_shadowed_by_a_near_duplicate_found_by_the_models_vectors(tmp_path, owne
 
 
 def test_the_eval_report_names_each_misses_chunks_whole_at_80_columns(copy_tree, capsys, monkeypatch):
-    from chunkscope.cli.cmd_eval_tools import print_eval
-    from chunkscope.evaluation.evaluate import EvalResult, mean_metrics
+    from chunkscope.cli.commands.eval import print_eval
+    from chunkscope.evaluation.evaluate import EvalResult
+    from chunkscope.evaluation.metrics import mean_metrics
 
     monkeypatch.setenv("COLUMNS", "80")
     pool, other, doc, q, region, holder, twin = prismatic_question(copy_tree)
@@ -684,7 +681,7 @@ def test_the_eval_report_names_each_misses_chunks_whole_at_80_columns(copy_tree,
 
 
 def test_sweep_ranks_by_passage_level_metrics():
-    from chunkscope.evaluation.tuning import UnknownMetric, parse_metric
+    from chunkscope.evaluation.sweep import UnknownMetric, parse_metric
 
     # The metric's own cut-off is computed beside 1 and k, as for hit@N.
     assert parse_metric("passage_iou@3", 5) == ("passage_iou@3", (1, 3, 5))

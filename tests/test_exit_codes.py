@@ -43,15 +43,22 @@ def tree(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def trusted(monkeypatch):
+    """These trees are the test's own, and their config names the test's splitter: allowed, as a user allows it."""
+    from chunkscope.config.trust import TRUST_ENV
+
+    monkeypatch.setenv(TRUST_ENV, "1")
+
+
 @pytest.fixture()
 def bow(monkeypatch, tmp_path):
     """The retrieval commands with the bag-of-words embedder in place of the model."""
-    from chunkscope.cli import cmd_eval_tools, cmd_retrieval
+    from chunkscope.cli import retrieval_setup
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
     make = lambda ctx, args, model=None: BowEmbedder(tmp_path / "emb")  # noqa: E731
-    monkeypatch.setattr(cmd_retrieval, "make_embedder", make)
-    monkeypatch.setattr(cmd_eval_tools, "make_embedder", make)
+    monkeypatch.setattr(retrieval_setup, "make_embedder", make)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -215,3 +222,40 @@ def test_ctrl_c_during_eval_or_probe_exits_130_with_one_line(tmp_path, command):
     rc, err = interrupt(argv, tmp_path / "cache", "indexing" if command == "eval" else "recursive: ")
     assert rc == 130, err[-2000:]
     assert "interrupted" in err and "Traceback" not in err and "unexpected" not in err
+
+
+# --- a busy tree: said at once, after the cheap checks ----------------------------------------------------------
+
+
+def test_a_tree_in_use_is_said_at_once_and_a_bad_queries_file_before_that(tmp_path, capsys, monkeypatch):
+    """Another process holding the tree's store is reported before any model loads (the store opens first), and
+    what costs nothing to check (the queries file) is checked before the store is even asked."""
+    from chunkscope.cli import retrieval_setup
+    from chunkscope.retrieval.store import Store
+
+    root = tree(tmp_path, {"good.md": GOOD})
+    monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the embedder was made before the store said it is in use")
+
+    monkeypatch.setattr(retrieval_setup, "make_embedder", no_model)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "wheels", "expect": {"path": "good.md", "heading": "Wheels"}}\n', encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("this is not JSON\n", encoding="utf-8")
+    held = Store(root)  # the tree's own store, held as another chunkscope process would hold it
+    try:
+        for argv in (["index", root], ["query", root, "wheels"], ["eval", root, queries], ["probe", root],
+                     ["sweep", root, "--probe", "-s", "fixed", "--grid", "chunk_size=64,128"],
+                     ["tune", root, "--budget", "30s"], ["lint", root, "--embeddings"]):
+            started = time.monotonic()
+            rc, out, err = run(capsys, *argv)
+            assert rc == 2 and "in use by another chunkscope process" in err, (argv, err)
+            assert time.monotonic() - started < 30, argv
+        for argv in (["eval", root, bad], ["sweep", root, bad, "-s", "fixed", "--grid", "chunk_size=64,128"],
+                     ["tune", root, bad]):
+            rc, out, err = run(capsys, *argv)
+            assert rc == 2 and str(bad) in err and "in use" not in err, (argv, err)
+    finally:
+        held.close()

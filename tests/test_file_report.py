@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import Chunk, ChunkedDoc, chunk_documents
-from chunkscope.cli.cmd_core import tree_stats
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.model import Chunk, ChunkedDoc
+from chunkscope.cli.tree_figures import tree_stats_of
 from chunkscope.config.reader import load_config, resolve_strategy
 from chunkscope.document.loader import Document, load_docs
 from chunkscope.chunking.reading import embed_cuts, unread_chars
@@ -82,7 +83,7 @@ def test_per_file_figures_agree_with_lint_and_stats_on_a_real_tree():
     report = lint_tree(tree, resolved, cfg, results=results)
     rows = file_summaries(results, resolved.strategy.limits().max, report.findings, cfg.embed_model)
     assert rows is not None and [r.path for r in rows] == [d.path for d in tree.documents]
-    stats = tree_stats(tree, resolved, results, 384)
+    stats = tree_stats_of(tree, resolved, results, 384)
     totals = tree_totals(rows)
     assert (totals.errors, totals.warnings) == (report.errors, report.warnings)
     assert totals.over_limit == stats.over_limit and totals.chunks == stats.chunks

@@ -7,10 +7,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Limits
 from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.chunking.strategies.fixed import FixedStrategy
 from chunkscope.tokens import get_tokenizer
+
+from tests.invariants import assert_slices_cover_body
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "rust-book"
 
@@ -24,8 +29,7 @@ def doc_of(text: str, path: str = "ch05-structs.md") -> Document:
 def check_chunks(doc: Document, chunks, size: int, encoding: str = "cl100k_base") -> None:
     text = doc.text
     tok = get_tokenizer(encoding)
-    covered = bytearray(len(text))
-    prev_start = prev_end = 0
+    prev_start, prev_end = doc.body_start, doc.body_start
     for i, c in enumerate(chunks):
         assert c.text == text[c.start:c.end] and c.end > c.start
         assert c.start >= prev_start and c.end > prev_end  # in order, always moving on
@@ -36,9 +40,7 @@ def check_chunks(doc: Document, chunks, size: int, encoding: str = "cl100k_base"
         # Within the window, except a single character that alone is more tokens than a window holds.
         assert c.tokens <= size or (len(c.text) == 1 and OVERSIZE in c.warnings)
         assert (OVERSIZE in c.warnings) == (c.tokens > size)
-        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
-    missed = [i for i, ch in enumerate(text) if not covered[i] and not ch.isspace()]
-    assert not missed, f"uncovered characters at {missed[:5]}"
+    assert_slices_cover_body(doc, chunks)
 
 
 def test_parameters() -> None:
@@ -73,6 +75,19 @@ def test_windows_follow_the_whole_document_tokens() -> None:
     # Overlapping windows share text with the previous chunk.
     assert all(c.overlap is not None for c in chunks[1:])
     check_chunks(doc, chunks, size)
+
+
+def test_windows_start_at_the_body_and_follow_its_tokens() -> None:
+    # The front matter is metadata: the first window starts where the body does, and counts the body's tokens.
+    front = "---\ntitle: Structs\nslug: /structs\nsidebar_position: 3\n---\n"
+    body = " ".join(f"word{i} and more text here." for i in range(300))
+    doc = doc_of(front + body)
+    assert doc.body_start == len(front)
+    chunks = get_strategy("fixed", chunk_size=100, chunk_overlap=20).chunk(doc)
+    alone = get_strategy("fixed", chunk_size=100, chunk_overlap=20).chunk(doc_of(body))
+    assert [(c.start - len(front), c.text) for c in chunks] == [(c.start, c.text) for c in alone]
+    assert chunks[0].start == doc.body_start and "slug" not in chunks[0].text
+    check_chunks(doc, chunks, 100)
 
 
 def test_multibyte_text_stays_within_the_window() -> None:
@@ -129,9 +144,10 @@ def test_corpus() -> None:
 
 WORDS = ["the", "Rust", "`Vec<T>`", "it’s", "“quoted”", "中文", "🦀", "👍🏽", "1234567", "—", "fn", "```", "#"]
 word = st.one_of(st.sampled_from(WORDS), st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=6))
-texts = st.lists(st.tuples(word, st.sampled_from([" ", "\n", "\n\n", "\r\n", ""])), max_size=200).map(
-    lambda pairs: "".join(w + s for w, s in pairs)
-)
+texts = st.tuples(
+    st.sampled_from(["", "---\ntitle: Structs\nslug: /structs\nsidebar_position: 3\n---\n", "---\n---\n"]),
+    st.lists(st.tuples(word, st.sampled_from([" ", "\n", "\n\n", "\r\n", ""])), max_size=200),
+).map(lambda fm_pairs: fm_pairs[0] + "".join(w + s for w, s in fm_pairs[1]))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

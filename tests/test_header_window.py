@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Limits
 from chunkscope.document.loader import load_docs
 from chunkscope.chunking.strategies._common import Protected
 from chunkscope.chunking.strategies._common import FENCE_KINDS

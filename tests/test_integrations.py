@@ -13,7 +13,7 @@ import pytest
 
 from chunkscope import chunk_text, get_strategy, load_docs
 from chunkscope.cli import main
-from chunkscope.site.model import chunk_url
+from chunkscope.site.urls import chunk_url
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
@@ -81,7 +81,7 @@ def test_the_core_and_the_shared_metadata_import_no_framework() -> None:
     proc = run_python("import sys, chunkscope.integrations\n"
                       "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', "
                       "'sentence_transformers')))\n"
-                      "import chunkscope.cli.cmd_core\n"
+                      "import chunkscope.cli.commands.chunk\n"
                       "print(sorted(m for m in sys.modules if m.split('.')[0] in ('langchain_core', "
                       "'langchain_text_splitters', 'llama_index')))")
     assert proc.returncode == 0, proc.stderr

@@ -19,7 +19,7 @@ from chunkscope import (
     get_strategy,
     load_docs,
 )
-from chunkscope.chunking.chunk import strategy_names
+from chunkscope.chunking.registry import strategy_names
 from chunkscope.document.loader import decode_document
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def test_public_names_resolve_and_import_stays_light() -> None:
         " 'rich', 'textual', 'torch', 'sentence_transformers', 'langchain_core', 'llama_index'}"
         " or m == 'importlib.metadata')\n"
         "chunkscope.chunk_text('# T\\n\\nbody\\n')\n"
-        "print(light, heavy, 'chunkscope.chunking.chunk' in sys.modules)\n"
+        "print(light, heavy, 'chunkscope.chunking.drivers' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "['chunkscope'] [] True"

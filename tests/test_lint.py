@@ -16,8 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking import chunk as chunk_mod
-from chunkscope.chunking.chunk import Limits, Param, Span, Strategy, chunk_documents, strategy_names
+from chunkscope.chunking import registry as chunk_mod
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.params import Param
+from chunkscope.chunking.registry import strategy_names
+from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.cli import main
 from chunkscope.config.reader import ConfigError, parse_config
 from chunkscope.document.loader import load_docs
@@ -113,6 +117,7 @@ CASES: dict[str, tuple[dict, list[tuple[int, int, int]]]] = {
     "missing-metadata": ({}, [(1, 1, 0)]),
     "embed-truncation": ({}, [(1, 1, 0)]),
     "duplicate": ({}, [(9, 1, 2)]),
+    "uncovered": ({}, [(5, 1, 1), (13, 1, 1)]),
 }
 
 
@@ -183,7 +188,7 @@ def _weird_texts(n: int, seed: int = 0) -> list[str]:
 
 def test_fast_word_piece_counts_and_truncation_are_exact(sample_docs):
     """The run-cache counter agrees with the real tokenizer on awkward text and on real chunks."""
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.lint.rules.embedding import EmbedCheck
     from chunkscope.tokens import embed_tokenizer
 

@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import chunk_documents, get_strategy
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.registry import get_strategy
 from chunkscope.cli import main
 from chunkscope.config.reader import load_config
 from chunkscope.document.loader import load_docs
 from chunkscope.lint import lint_tree
 from chunkscope.retrieval.neighbours import StoredEmbeddings
+from chunkscope.retrieval.indexing import index_chunks
 from chunkscope.retrieval.store import Store
 from chunkscope.tokens import get_tokenizer
 
@@ -51,7 +53,7 @@ def indexed_scene(tmp_path):
     emb = TableEmbedder(table)
     store = Store(tree.root, path=tmp_path / "qdrant")
     name = store.use(strategy, emb, owner=tree.root)
-    store.sync([c for r in results for c in r.chunks], emb, name)
+    index_chunks(store, [c for r in results for c in r.chunks], emb, name)
     yield tree, strategy, results, store, name
     store.close()
 
@@ -152,11 +154,11 @@ def test_lint_embeddings_without_the_retrieval_extra_says_what_to_install(tmp_pa
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
-    monkeypatch.setitem(sys.modules, "qdrant_client", None)  # importlib.util.find_spec then finds nothing
+    monkeypatch.setitem(sys.modules, "qdrant_edge", None)  # importlib.util.find_spec then finds nothing
     assert main(["lint", str(docs), "--embeddings"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == ("chunkscope: error: lint --embeddings needs chunkscope's retrieval extra (qdrant-client is not "
+    assert err == ("chunkscope: error: lint --embeddings needs chunkscope's retrieval extra (qdrant-edge-py is not "
                    "installed): pip install 'chunkscope[retrieval]'\n")
 
 
@@ -303,7 +305,7 @@ async def test_the_lint_pane_runs_the_embedding_rules_in_the_background_and_merg
 async def test_the_lint_pane_says_what_to_install_for_the_embedding_rules(tmp_path, monkeypatch):
     from tests.pilot import make_app, wait_for
 
-    monkeypatch.setitem(sys.modules, "qdrant_client", None)
+    monkeypatch.setitem(sys.modules, "qdrant_edge", None)
     app = make_app(near_docs(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         ex, pane = await _lint_pane(pilot, app)
@@ -311,6 +313,6 @@ async def test_the_lint_pane_says_what_to_install_for_the_embedding_rules(tmp_pa
         await pilot.press("m")
         line = pane.query_one("#lint-space")
         await wait_for(pilot, lambda: "pip install" in str(line.render()), timeout=60, what="the install hint")
-        assert str(line.render()) == ("Running the embedding rules needs chunkscope's retrieval extra (qdrant-client is not "
+        assert str(line.render()) == ("Running the embedding rules needs chunkscope's retrieval extra (qdrant-edge-py is not "
                                       "installed): pip install 'chunkscope[retrieval]'")
         assert pane._all == before  # noqa: SLF001

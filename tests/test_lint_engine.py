@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import chunk_documents, get_strategy
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.registry import get_strategy
 from chunkscope.cli import main
 from chunkscope.config.reader import parse_config
 from chunkscope.document.loader import load_docs
@@ -102,7 +103,7 @@ def test_a_new_rule_is_one_object_in_the_registry(monkeypatch, tmp_path, capsys)
 def test_the_registry_holds_one_object_per_rule_with_its_metadata():
     assert list(RULES) == ["oversize", "undersize", "split-fence", "split-table", "split-list", "split-admonition",
                            "split-equation", "dangling-heading", "missing-metadata", "embed-truncation", "duplicate",
-                           "near-duplicate", "hub", "orphan"]
+                           "uncovered", "near-duplicate", "hub", "orphan"]
     for rid, rule in RULES.items():
         assert isinstance(rule, Rule) and rule.id == rid
         assert rule.severity in ("error", "warning") and rule.summary and rule.hint
@@ -177,7 +178,7 @@ def test_lint_tree_reports_progress_per_document(sample_docs):
 def test_lint_command_stops_at_ctrl_c_without_a_partial_report(monkeypatch, capsys):
     """The first Ctrl-C cancels the token `graceful_interrupt` hands to lint: exit 130, and no report that would
     read as a clean run."""
-    from chunkscope.cli import cmd_lint
+    from chunkscope.cli.commands import lint as cmd_lint
 
     @contextmanager
     def pressed_ctrl_c():
@@ -248,7 +249,9 @@ def test_a_chunks_split_fence_mark_agrees_with_lint(corpus, name, params) -> Non
     """The chunk table's split-fence mark (the strategy's) and lint's split-fence finding judge alike: with
     overlapping chunks, a fence one chunk cuts and another holds whole is split for neither (a user saw the mark
     in `chunk` and found nothing with `lint --select split-fence`)."""
-    from chunkscope.chunking.chunk import SPLIT_FENCE, chunk_documents, get_strategy
+    from chunkscope.chunking.drivers import chunk_documents
+    from chunkscope.chunking.model import SPLIT_FENCE
+    from chunkscope.chunking.registry import get_strategy
     from chunkscope.document.loader import load_docs
     from chunkscope.lint import lint_document
 

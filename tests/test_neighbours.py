@@ -1,7 +1,7 @@
-"""Neighbourhoods in embedding space (`chunkscope.retrieval.neighbours`), asked of a real local Qdrant store.
+"""Neighbourhoods in embedding space (`chunkscope.retrieval.neighbours`), from vectors kept in a real Qdrant Edge store.
 
 The vectors are set by hand (an embedder that looks them up by text), so every expectation follows from the
-geometry: the store's answers are checked against a brute-force search over the same vectors, the k-occurrence
+geometry: the blocked pass over the stored vectors is checked against a brute-force search, the k-occurrence
 skewness against a hand computation, and hubs, orphans and near-twins against a scene built to have them.
 """
 
@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from chunkscope.retrieval import neighbours
-from chunkscope.chunking.chunk import Chunk
+from chunkscope.chunking.model import Chunk
 from chunkscope.embedding.embedder import Embedded, EmbedStats
 from chunkscope.retrieval.neighbours import Neighbour, Neighbourhoods, StoredEmbeddings, find_neighbourhoods
 from chunkscope.progress import Cancelled, CancelToken, Phase
+from chunkscope.retrieval.indexing import index_chunks
 from chunkscope.retrieval.store import Store, StoredPoint
 
 DIM = 16
@@ -57,7 +58,7 @@ def index_points(store: Store, named: list[tuple[str, str, np.ndarray]]) -> str:
     chunks = [Chunk(path=path, index=0, start=0, end=len(text), start_line=1, end_line=1, text=text, tokens=1)
               for path, text, _ in named]
     name = store.use("test", emb, {"scene": 1})
-    store.sync(chunks, emb, name)
+    index_chunks(store, chunks, emb, name)
     return name
 
 
@@ -217,3 +218,16 @@ def test_stored_embeddings_give_each_chunks_vector_and_the_neighbourhoods_once(s
     assert v is not None and np.allclose(v, dict((p, vec) for p, _, vec in named)["island.md"], atol=1e-6)
     assert emb.vector("island.md", 1) is None and emb.vector("nowhere.md", 0) is None
     assert emb.neighbourhoods() is emb.neighbourhoods()
+
+
+def test_equal_cosines_are_ordered_by_position_and_the_pass_spans_blocks(monkeypatch):
+    """Copies of one vector tie: each point's neighbours are its copies in point order, whatever the block size."""
+    monkeypatch.setattr(neighbours, "BATCH", 3)  # several blocks over 8 points
+    base = axis((0, 1))
+    vectors = np.stack([base, axis((1, 1)), base, base, axis((2, 1)), base, axis((1, 1), (2, 1)), base])
+    found = neighbours.search_neighbourhoods(_points(8), vectors, k=3)
+    copies = [0, 2, 3, 5, 7]
+    for i in copies:
+        assert [nb.point for nb in found.nearest[i]] == [j for j in copies if j != i][:3]
+        assert all(nb.score == pytest.approx(1.0) for nb in found.nearest[i])
+    assert [len(row) for row in found.nearest] == [3] * 8

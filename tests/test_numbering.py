@@ -13,8 +13,8 @@ import pytest
 
 from chunkscope import get_strategy
 from chunkscope.document.loader import Document, load_docs, split_front_matter
-from chunkscope.site.model import doc_numbering
-from chunkscope.document.structure import heading_number
+from chunkscope.site.numbering import doc_numbering
+from chunkscope.site.numbering import heading_number
 
 TEXTBOOK = Path(__file__).parent / "fixtures" / "textbook" / "docs"
 
@@ -149,3 +149,34 @@ def test_week_number_forms(path: str, text: str, week: int | None) -> None:
 def test_week_number_reaches_the_recursive_metadata(book) -> None:
     chunks = get_strategy("recursive").chunk(book.get("module-1/1.2-motion/exercises.md"))
     assert {c.metadata["week_number"] for c in chunks} == {2}
+
+
+# --- what numbers and what only orders ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "text", "chapter", "section"), [
+    ("03-setup.md", "# Setup\n", None, None),                        # a sidebar prefix orders, it numbers nothing
+    ("01-basics/02-setup.md", "# Setup\n", None, None),
+    ("1.basics.md", "# Basics\n", None, None),                       # "1." is a Docusaurus prefix too
+    ("2021-01-31-changelog.md", "# Changelog\n", None, None),        # a date is no chapter
+    ("ch03-02-data-types.md", "# Data Types\n", 3, "3.2"),           # chNN names declare
+    ("chapter-4.md", "# Motion\n", 4, None),
+    ("02-forward.md", "# Chapter 2: Forward Kinematics\n", 2, None),  # the title declares
+    ("02-forward.md", "---\ntitle: 'Chapter 5: Legs'\n---\nText.\n", 5, None),
+    ("02-forward.md", "---\nchapter: 7\n---\n# Legs\n", 7, None),      # front matter declares
+    ("guides/1.2-motion/page.md", "# Page\n", 1, "1.2"),            # a dotted topic number declares
+    ("02-intro.md", "# 1. Introduction\n", None, None),              # a list-style H1 number is no chapter
+])
+def test_numbers_come_only_from_what_declares_them(path: str, text: str, chapter: int | None,
+                                                    section: str | None) -> None:
+    n = doc_numbering(doc_of(text, path))
+    assert (n.chapter, n.section) == (chapter, section)
+
+
+def test_a_page_without_a_chapter_is_named_by_its_folder_never_shared_across_sections() -> None:
+    pages = {p: doc_numbering(doc_of("# T\n", p)).chapter_id for p in (
+        "01-basics/03-limits.md", "01-basics/04-more.md", "02-advanced/03-limits.md",
+        "02-advanced/tuning/01-cache.md", "03-faq.md")}
+    assert pages == {"01-basics/03-limits.md": "01-basics", "01-basics/04-more.md": "01-basics",
+                     "02-advanced/03-limits.md": "02-advanced", "02-advanced/tuning/01-cache.md": "02-advanced/tuning",
+                     "03-faq.md": "03-faq"}

@@ -7,6 +7,7 @@ of its vector. The export is made once per module into a temporary folder.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -169,7 +170,7 @@ def test_nothing_to_encode(encoder):
 @pytest.mark.corpus
 def test_rust_book_sample_matches_sentence_transformers(encoder, st_model, corpus):
     """A sample of the real corpus cut by the default strategy (the benchmark checks every chunk)."""
-    from chunkscope.chunking.chunk import get_strategy
+    from chunkscope.chunking.registry import get_strategy
     from chunkscope.document.loader import load_docs
 
     strategy = get_strategy("recursive")
@@ -367,3 +368,73 @@ def test_a_record_without_its_model_is_not_an_export(tmp_path):
     assert not exported(path)
     path.write_bytes(b"x")
     assert exported(path)
+
+
+# --- offline means offline (issue 21, item 9) and a cache that cannot be written (item 6) -----------------------
+
+
+@pytest.mark.model
+def test_nothing_is_written_outside_the_cache_folder(model_dir, export, tmp_path):
+    """A fresh process with an empty HOME embeds on ONNX Runtime: HOME stays empty (ONNX Runtime's import made a
+    device id and a database under ~/.cache/Microsoft); its files are in chunkscope's cache folder instead, and
+    the process's own XDG_CACHE_HOME is as it was."""
+    home = tmp_path / "home"
+    home.mkdir()
+    code = (
+        "import os\n"
+        "from chunkscope.embedding.backends.onnx_export import OnnxEncoder\n"
+        f"OnnxEncoder({str(model_dir)!r}, {str(export)!r}).encode(['How do I borrow a value mutably?'])\n"
+        "print(os.environ.get('XDG_CACHE_HOME'))\n"
+    )
+    cache = tmp_path / "cache"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                         env={"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(cache), "HOME": str(home),
+                              "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "None"
+    assert [p.relative_to(home) for p in home.rglob("*")] == []
+    assert any((cache / "onnxruntime").rglob("deviceid"))  # what it wrote, it wrote inside chunkscope's cache
+
+
+@pytest.mark.model
+def test_telemetry_is_switched_off_before_the_first_session(model_dir, export, monkeypatch):
+    import onnxruntime
+
+    from chunkscope.embedding.backends import onnx_export as module
+
+    calls: list[str] = []
+    real_session = onnxruntime.InferenceSession
+    monkeypatch.setattr(module, "_telemetry_off", False)  # as in a fresh process
+    monkeypatch.setattr(onnxruntime, "disable_telemetry_events", lambda: calls.append("telemetry off"))
+    monkeypatch.setattr(onnxruntime, "InferenceSession",
+                        lambda *a, **k: (calls.append("session"), real_session(*a, **k))[1])
+    OnnxEncoder(model_dir, export)
+    OnnxEncoder(model_dir, export)
+    assert calls == ["telemetry off", "session", "session"]
+
+
+@pytest.fixture()
+def read_only_dir(tmp_path):
+    """A folder nothing can be written in (a read-only mount for root, who ignores permissions)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot make a read-only folder here")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_an_export_into_a_read_only_cache_names_the_cache_folder(model_dir, read_only_dir):
+    from chunkscope.embedding.backends.onnx_export import ensure_onnx
+
+    with pytest.raises(OnnxError) as err:
+        ensure_onnx(model_dir, read_only_dir)
+    msg = str(err.value)
+    assert msg.startswith(str(read_only_dir / "onnx")) and "cannot write" in msg and "\n" not in msg
+    assert str(model_dir) not in msg

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from chunkscope.embedding.embedder import EmbedError, Embedder
-from chunkscope.embedding.spec import EmbedderSpecError, parse_embedder
+from chunkscope.embedding.registry import parse_embedder
+from chunkscope.embedding.spec import EmbedderSpecError
 from chunkscope.embedding.backends.openai import endpoint_url
 
 from .openai_server import GOOD_KEY, MODEL, EmbeddingsServer
@@ -162,7 +163,8 @@ def test_an_endpoint_embedders_tokenizer_answers_what_eval_asks_of_it(monkeypatc
     tokens): an endpoint's must answer as a local model's does, in its tiktoken encoding (it raised
     AttributeError, so eval and the app's miss explanations failed with `openai:` embedders)."""
     from chunkscope.document.loader import Document
-    from chunkscope.evaluation.evaluate import Region, _truncated_detail, _unread
+    from chunkscope.evaluation.regions import Region
+    from chunkscope.evaluation.verdicts import _truncated_detail, _unread
     from chunkscope.tokens import tiktoken_encoding
 
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
@@ -174,7 +176,7 @@ def test_an_endpoint_embedders_tokenizer_answers_what_eval_asks_of_it(monkeypatc
     doc = Document.from_text(text, path="greek.md")
     assert tok.counter(doc).count(0, len(text)) == len(enc.encode_ordinary(text))
     assert e.count_tokens([text]) == [len(enc.encode_ordinary(text))]
-    from chunkscope.chunking.chunk import get_strategy
+    from chunkscope.chunking.registry import get_strategy
 
     (chunk,) = get_strategy("fixed", chunk_size=64, chunk_overlap=0).chunk(doc)
     late = text.index("sigma")
@@ -220,3 +222,107 @@ def test_index_query_eval_end_to_end_and_clear_failures(server, topic_docs, tmp_
     refused = _cli(["index", str(topic_docs), "--embedder", f"openai:{MODEL}", "--embed-url",
                     f"http://127.0.0.1:{port}/v1"], env)
     assert refused.returncode == 2 and "cannot connect" in refused.stderr and "Traceback" not in refused.stderr
+
+
+# --- replies that must never be kept (issue 21, items 1 and 6; the endpoint timeout of item 8) ------------------
+
+
+def _fake_vectors(texts, dim: int = 8) -> np.ndarray:
+    """Distinct healthy vectors, one per text, without a model."""
+    rows = [np.random.default_rng(sum(map(ord, t))).standard_normal(dim) for t in texts]
+    return np.asarray(rows, dtype=np.float32)
+
+
+class Broken:
+    """An endpoint's encode that serves ``mode`` ("nan", "zero", "ragged") until told ``healthy``."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def __call__(self, texts):
+        vecs = _fake_vectors(texts)
+        if self.mode == "nan":
+            vecs[-1, 3] = np.nan
+        elif self.mode == "zero":
+            vecs[0] = 0.0
+        elif self.mode == "ragged":
+            return [v if i else v[:-1] for i, v in enumerate(vecs)]
+        return vecs
+
+
+@pytest.mark.parametrize("mode, problem", [("nan", "NaN or infinite"), ("zero", "all zeros"),
+                                           ("ragged", "different lengths in one reply")])
+def test_a_bad_reply_is_one_line_nothing_is_cached_and_the_next_run_asks_again(tmp_path, monkeypatch, mode, problem):
+    monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
+    texts = ["first text", "second text", "third text"]
+    broken = Broken(mode)
+    with EmbeddingsServer(broken) as srv:
+        first = endpoint_embedder(srv, tmp_path)
+        with pytest.raises(EmbedError) as bad:
+            first.embed(texts)
+        msg = str(bad.value)
+        assert problem in msg and srv.base_url in msg and "\n" not in msg
+        assert first.cache is not None and first.cache.count() == 0  # nothing of the reply was kept
+        first.close()
+        broken.mode = "healthy"  # the server is fixed: the next run needs no manual step
+        second = endpoint_embedder(srv, tmp_path)
+        got = second.embed(texts)
+        assert got.stats.misses == 3 and np.isfinite(got.vectors).all() and len(srv.requests) == 2
+        assert second.embed(texts).stats.hits == 3
+        second.close()
+
+
+def test_a_bad_cached_vector_is_dropped_and_recomputed(tmp_path, monkeypatch):
+    from chunkscope.embedding.embedder import text_sha
+
+    monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
+    with EmbeddingsServer(_fake_vectors) as srv:
+        e = endpoint_embedder(srv, tmp_path)
+        assert e.cache is not None
+        poisoned = np.full(8, np.nan, dtype=np.float32)  # what an older chunkscope cached from a broken server
+        e.cache.put_many(e.model_id, [(text_sha("a text"), poisoned, 3), (text_sha("zeros"), np.zeros(8, np.float32), 2)])
+        got = e.embed(["a text", "zeros"])
+        assert got.stats.hits == 0 and got.stats.misses == 2 and len(srv.requests) == 1
+        assert np.isfinite(got.vectors).all() and np.all(np.linalg.norm(got.vectors, axis=1) > 0.99)
+        assert e.embed(["a text", "zeros"]).stats.hits == 2  # the bad entries were replaced
+        e.close()
+
+
+def test_the_endpoint_timeout_is_configured_and_named_when_it_passes(tmp_path):
+    from chunkscope.config.reader import ConfigError, parse_config
+    from chunkscope.embedding.embedder import embedder_for
+
+    with EmbeddingsServer(_fake_vectors, key=None) as srv:
+        srv.delay = 1.0
+        cfg = parse_config({"embedder": {"model": f"openai:{MODEL}", "url": srv.base_url, "timeout": 0.2}})
+        e = embedder_for(cfg)
+        e.encoder.max_retries, e.encoder.backoff = 1, 0.01
+        with pytest.raises(EmbedError) as slow:
+            e.encode(["x"])
+        msg = str(slow.value)
+        assert "no reply within 0.2s (2 attempts" in msg and srv.base_url in msg and "\n" not in msg
+        srv.delay = 0.0
+        assert e.encode(["x"]).shape == (1, 8)  # the same embedder answers once the server does
+        e.close()
+    for bad in (0, -1, "60", True):
+        with pytest.raises(ConfigError, match="embedder.timeout must be a positive number of seconds"):
+            parse_config({"embedder": {"timeout": bad}})
+
+
+def test_index_after_a_nan_reply_succeeds_once_the_server_is_healthy(topic_docs, tmp_path):
+    """Through the command line: a NaN or ragged reply is exit 2 with one line naming the endpoint (never exit 3,
+    never the store blamed); fixed, the next `index` succeeds with no manual step."""
+    broken = Broken("nan")
+    env = {**os.environ, "PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": GOOD_KEY}
+    with EmbeddingsServer(broken) as srv:
+        flags = ["--embedder", f"openai:{MODEL}", "--embed-url", srv.base_url]
+        for mode in ("nan", "ragged"):
+            broken.mode = mode
+            bad = _cli(["index", str(topic_docs), *flags], env)
+            lines = bad.stderr.strip().splitlines()
+            assert bad.returncode == 2 and len(lines) == 1, bad.stderr
+            assert srv.base_url in lines[0] and "Traceback" not in bad.stderr and "Qdrant" not in bad.stderr
+        broken.mode = "healthy"
+        good = _cli(["index", str(topic_docs), *flags, "--json"], env)
+        assert good.returncode == 0, good.stderr
+        assert json.loads(good.stdout)["embedded"] == 3

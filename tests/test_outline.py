@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from chunkscope.chunking.chunk import get_strategy
+from chunkscope.chunking.registry import get_strategy
 from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.document.outline_scan import Unsure, scan
 from chunkscope.document.structure import _parser, outline_from_structure, parse_structure

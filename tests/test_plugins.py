@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import chunkscope
-from chunkscope.chunking import chunk as chunk_mod
-from chunkscope.chunking.chunk import ENTRY_POINT_GROUP, StrategyPluginError, UnknownStrategy
+from chunkscope.chunking import registry as chunk_mod
+from chunkscope.chunking.registry import ENTRY_POINT_GROUP, StrategyPluginError, UnknownStrategy
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DOCS = REPO / "sample_docs"
@@ -24,7 +24,9 @@ PLUGIN_MODULE = '''
 """A third-party strategy: one chunk per paragraph (a run of non-blank lines)."""
 import re
 
-from chunkscope.chunking.chunk import Param, Span, Strategy
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.params import Param
+from chunkscope.chunking.strategy import Strategy
 
 
 class ParagraphStrategy(Strategy):
@@ -32,6 +34,7 @@ class ParagraphStrategy(Strategy):
     seed = "plugin"
     description = "one chunk per paragraph"
     parameters = (Param("min_chars", int, 1, "paragraphs shorter than this are left out", min=1),)
+    search_space = {"min_chars": (1, 20)}
 
     def spans(self, doc):
         return [Span(m.start(), m.end(), {"kind": "paragraph"})
@@ -223,6 +226,8 @@ def test_library_and_picker_read_the_same_registry(plugin_on_path: Path) -> None
     chunks = chunkscope.chunk_text("one\ntwo\n\nthree\n", "myplugin")
     assert [c.text for c in chunks] == ["one\ntwo", "three"]
     assert [c.start_line for c in chunks] == [1, 4]
+    # Tunable with no edit of the tuner: the plugin declares its own search space.
+    assert chunk_mod.strategy_class("myplugin").search_axes() == [[{"min_chars": 1}, {"min_chars": 20}]]
 
 
 @pytest.mark.anyio

@@ -1,4 +1,5 @@
-"""The recursive strategy (seed 004): the same chunk texts as LangChain's splitter, as exact slices, fast to redo."""
+"""The recursive strategy (seed 004): the same chunks as LangChain's splitter on the page body, as exact slices,
+fast to redo."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Limits, ParamError, get_strategy
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Limits
 from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.chunking.strategies.recursive import DEFAULT_SEPARATORS, RecursiveStrategy
 from chunkscope.tokens import get_tokenizer, populate_tiktoken_cache
+
+from tests.invariants import assert_slices_cover_body
+from tests.markdown_strategies import sample_documents
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "rust-book"
 SEPS = list(DEFAULT_SEPARATORS)
@@ -57,13 +64,20 @@ def doc_of(text: str, path: str = "ch03-02-kinematics.md") -> Document:
     return d
 
 
+def on_body(d: Document, chunks) -> list[str]:
+    """The chunks read at their offsets shifted into the page body: what LangChain, given the body, returns."""
+    body = d.text[d.body_start:]
+    assert all(c.start >= d.body_start for c in chunks)
+    return [body[c.start - d.body_start:c.end - d.body_start] for c in chunks]
+
+
 def mismatches(docs, langchain, **params) -> list[str]:
     strategy = get_strategy("recursive", **params)
     lc_params = {k: v for k, v in params.items() if k in ("chunk_size", "chunk_overlap", "encoding")}
     bad = []
     for d in docs:
-        ours = [c.text for c in strategy.chunk(d)]
-        theirs = langchain(d.text, **lc_params)
+        ours = on_body(d, strategy.chunk(d))
+        theirs = langchain(d.text[d.body_start:], **lc_params)
         if ours != theirs:
             at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
             bad.append(f"{d.path}: first difference at chunk {at} ({len(ours)} vs {len(theirs)} chunks)")
@@ -129,7 +143,7 @@ def test_rechunking_a_corpus_file_equals_a_fresh_copy(corpus_docs) -> None:
 def test_parameters_are_declared_and_validated() -> None:
     s = RecursiveStrategy()
     assert s.params == {"chunk_size": 512, "chunk_overlap": 50, "encoding": "cl100k_base", "separators": SEPS,
-                        "embed_prefix": "none"}
+                        "include_front_matter": False, "embed_prefix": "none"}
     assert s.limits() == Limits("cl100k_base", 512)
     assert RecursiveStrategy.required_metadata == ("chapter_id", "heading")
     with pytest.raises(ParamError, match="chunk_overlap"):
@@ -182,11 +196,29 @@ def test_metadata_and_split_fence_warning() -> None:
         assert c.metadata["module"] == "module-2"
         assert c.metadata["week_number"] == 2
     assert any(SPLIT_FENCE in c.warnings for c in chunks)
-    # The chunk holding the front matter and H1 has no heading before its first character: it takes the first
-    # heading inside it (a citation needs one; "missing-metadata" would flag a chunk nobody can fix).
-    assert chunks[0].text.startswith("---") and chunks[0].metadata["heading"] == "Chapter 3: Frames"
-    assert chunks[0].heading_path == ["Chapter 3: Frames"]
+    # The front matter is metadata: chunk 0 starts at the body, under its H1.
+    assert chunks[0].start == doc.body_start and chunks[0].text.startswith("# Chapter 3: Frames")
+    assert chunks[0].metadata["heading"] == "Chapter 3: Frames" and chunks[0].heading_path == ["Chapter 3: Frames"]
     assert {c.metadata["heading"] for c in chunks} >= {"Code", "After"}
+    # Seed 004's own pipeline chunked the whole file: the chunk holding the front matter and H1 has no heading
+    # before its first character, so it takes the first heading inside it (a citation needs one).
+    whole = get_strategy("recursive", chunk_size=200, chunk_overlap=20, include_front_matter=True).chunk(doc)
+    assert whole[0].start == 0 and whole[0].text.startswith("---\ntitle: Frames")
+    assert whole[0].metadata["heading"] == "Chapter 3: Frames" and whole[0].heading_path == ["Chapter 3: Frames"]
+
+
+def test_front_matter_is_chunked_only_when_asked_as_seed_004_did(langchain) -> None:
+    docs = sample_documents().documents
+    with_front = [d for d in docs if d.body_start > 0]
+    assert len(with_front) >= 3
+    for d in docs:
+        body = get_strategy("recursive").chunk(d)
+        assert on_body(d, body) == langchain(d.text[d.body_start:])
+        assert all(c.start >= d.body_start for c in body)
+        # include_front_matter: LangChain on the whole file, as seed 004's split_text(chapter_markdown) ran.
+        whole = get_strategy("recursive", include_front_matter=True).chunk(d)
+        assert [c.text for c in whole] == langchain(d.text)
+    assert all(get_strategy("recursive", include_front_matter=True).chunk(d)[0].start == 0 for d in with_front)
 
 
 def test_unsplittable_piece_is_kept_whole_and_flagged() -> None:
@@ -249,11 +281,16 @@ bullets = st.lists(sentence, min_size=1, max_size=5).map(lambda items: "\n".join
 block = st.one_of(heading, paragraph, paragraph, fence, bullets, st.just("    indented code"), st.just(""))
 
 
+#: A page opens with front matter or not (Docusaurus pages mostly do).
+FRONT_MATTERS = ["", "", "---\ntitle: Frames\nslug: /frames\nsidebar_position: 2\n---\n", "---\n---\n",
+                 "---\ntitle: [unclosed\n---\n\n"]
+
+
 @st.composite
 def markdown(draw) -> str:
     blocks = draw(st.lists(block, max_size=14))
     gaps = draw(st.lists(st.sampled_from(["\n\n", "\n", "\n\n\n", "\n \n", "  \n\n"]), min_size=len(blocks), max_size=len(blocks)))
-    text = "".join(b + g for b, g in zip(blocks, gaps))
+    text = draw(st.sampled_from(FRONT_MATTERS)) + "".join(b + g for b, g in zip(blocks, gaps))
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
     return text
@@ -270,7 +307,6 @@ def params(draw) -> dict:
 def check_chunks(doc: Document, chunks, size: int) -> None:
     text = doc.text
     tok = get_tokenizer("cl100k_base")
-    covered = bytearray(len(text))
     prev_start = prev_end = 0
     for c in chunks:
         assert c.text == text[c.start:c.end] and c.end > c.start
@@ -278,9 +314,7 @@ def check_chunks(doc: Document, chunks, size: int) -> None:
         prev_start, prev_end = c.start, c.end
         assert c.tokens == tok.count(c.text) == c.metadata["token_count"]
         assert (OVERSIZE in c.warnings) == (c.tokens > size)
-        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
-    missed = [i for i, ch in enumerate(text) if not covered[i] and not ch.isspace()]
-    assert not missed, f"uncovered characters at {missed[:5]}"
+    assert_slices_cover_body(doc, chunks)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -290,7 +324,7 @@ def test_generated_markdown_properties_and_langchain_equality(langchain, text: s
     strategy = get_strategy("recursive", **p)
     chunks = strategy.chunk(doc)
     check_chunks(doc, chunks, p["chunk_size"])
-    assert [c.text for c in chunks] == langchain(doc.text, **p)
+    assert on_body(doc, chunks) == langchain(doc.text[doc.body_start:], **p)
     # The splitter's own size (sum of the pieces' counts) stays within chunk_size whenever "" lets it cut
     # anywhere; the only exception is a single character that alone reaches the size.
     if "" in p["separators"]:
@@ -308,4 +342,4 @@ def test_arbitrary_text_matches_langchain(langchain, text: str, size: int) -> No
     doc = doc_of(text)
     chunks = get_strategy("recursive", chunk_size=size, chunk_overlap=size // 3).chunk(doc)
     check_chunks(doc, chunks, size)
-    assert [c.text for c in chunks] == langchain(doc.text, chunk_size=size, chunk_overlap=size // 3)
+    assert on_body(doc, chunks) == langchain(doc.text[doc.body_start:], chunk_size=size, chunk_overlap=size // 3)

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import Span, Strategy
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.document.loader import load_docs
 from chunkscope.embedding.embedder import Embedder
 from chunkscope.retrieval.retriever import Retriever, chunk_url, render_citation
 from chunkscope.retrieval.store import Store
 from chunkscope.chunking.strategies._common import sections, trim
-from chunkscope.site.model import doc_numbering
+from chunkscope.site.numbering import doc_numbering
 
 DOCS = {
     "ch01-intro.md": """---
@@ -54,7 +55,7 @@ class SectionsForTest(Strategy):
 
     name = "test-sections"
     citation_template = "Chapter {chapter}, Section {section_number}: {section_title}"
-    from chunkscope.chunking.chunk import Param
+    from chunkscope.chunking.params import Param
 
     parameters = (Param("level", int, 2, "deepest heading level that starts a chunk", 1, 6),)
 
@@ -215,3 +216,68 @@ def test_strategy_params_get_their_own_collection(tmp_path, embedder):
         b.ensure_indexed()
         assert store.count(a.collection) == 3 and store.count(b.collection) == 8
         assert set(store.collections()) == {a.collection, b.collection}
+
+
+# --- one payload schema: what the store keeps is what `chunk` shows -------------------------------------------
+
+
+class HashEmbedder:
+    """Vectors from a hash of the text (no model): the metadata test needs points, not meaning."""
+
+    model_id = "hash"
+    dim = 8
+
+    def embed(self, texts, *, on_progress=None, cancel=None, token_counts=None, label=""):
+        import hashlib
+
+        import numpy as np
+
+        from chunkscope.embedding.embedder import Embedded, EmbedStats
+
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:8], dtype=np.uint8).astype(np.float32) + 1
+                for t in texts]
+        vecs = np.stack([r / np.linalg.norm(r) for r in rows]) if rows else np.zeros((0, self.dim), np.float32)
+        return Embedded(vecs, EmbedStats(texts=len(texts), misses=len(texts)))
+
+
+def test_stored_metadata_is_the_chunks_metadata_for_every_strategy(tmp_path, sample_docs):
+    """`query --json` shows a hit's metadata as the store keeps it, `chunk --format jsonl` the chunk's: for every
+    chunk of every strategy on sample_docs they are equal (section-sentence's own ``chunk_index``, the index within
+    its section, once overwritten by the core field), and a filter on a metadata key filters the strategy's field."""
+    import json
+
+    from chunkscope.chunking.drivers import chunk_documents
+    from chunkscope.chunking.params import ParamError
+    from chunkscope.chunking.registry import get_strategy, strategy_names
+    from chunkscope.retrieval.indexing import index_chunks
+    from chunkscope.retrieval.store import Hit
+
+    tree = load_docs(sample_docs)
+    emb = HashEmbedder()
+    checked = []
+    with Store(sample_docs, path=tmp_path / "q") as store:
+        for name in strategy_names():
+            try:
+                strategy = get_strategy(name)
+            except ParamError:
+                continue  # `custom` needs a callable to run
+            chunks = [c for r in chunk_documents(tree.documents, strategy) for c in r.chunks]
+            collection = store.use(strategy, emb, owner=tree.root)
+            index_chunks(store, chunks, emb, collection)
+            stored, _ = store.engine.scroll(collection, None, ["path", "start", "end", "chunk_index", "meta"],
+                                            limit=100_000)
+            by_place = {(p.payload["path"], p.payload["start"], p.payload["end"]): p for p in stored}
+            for c in chunks:
+                p = by_place[(c.path, c.start, c.end)]
+                hit = Hit.from_payload(1, 1.0, True, p.payload, p.id)
+                assert hit.metadata == json.loads(json.dumps(c.to_dict()["metadata"], default=str)), (name, c.path)
+                assert hit.chunk_index == c.index
+            checked.append(name)
+            if name == "section-sentence":
+                inner = [c for c in chunks if c.metadata.get("chunk_index") != c.index]
+                assert inner, "section-sentence numbers chunks within their sections"
+                q = emb.embed(["x"]).vectors[0]
+                hits = store.search(q, k=1000, collection=collection, filters={"chunk_index": "0"})
+                assert hits and all(h.metadata["chunk_index"] == 0 for h in hits)
+                assert len(hits) == sum(1 for c in chunks if c.metadata.get("chunk_index") == 0)
+    assert len(checked) >= 6

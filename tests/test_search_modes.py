@@ -9,6 +9,7 @@ import pytest
 
 from chunkscope.retrieval.search_modes import SearchModeError
 from chunkscope.retrieval.sparse import Bm25Encoder, average_length
+from chunkscope.retrieval.indexing import index_chunks
 from chunkscope.retrieval.store import Store
 
 from .test_store import FakeEmbedder, make_chunks
@@ -49,21 +50,16 @@ def test_terms_are_stemmed_without_stop_words_and_identifiers_stay_whole():
     assert q.values == [1.0] and len(q.indices) == 1
 
 
-@pytest.mark.parametrize("where", ["local", "memory"])
-def test_keyword_scores_are_bm25_and_hybrid_fuses_both(tmp_path, where):
-    if where == "local":
-        store = Store(tmp_path / "docs", path=tmp_path / "q")
-    else:  # the same engine qdrant-client uses for :memory:, standing in for a server's query API
-        store = Store(tmp_path / "docs", path=tmp_path / "q")
-        from qdrant_client import QdrantClient
-
-        store.client.close()
-        store.client = QdrantClient(location=":memory:")
+@pytest.mark.parametrize("engine", ["edge", "local", "memory"])
+def test_keyword_scores_are_bm25_and_hybrid_fuses_both(tmp_path, engine):
+    # Qdrant Edge (the default), qdrant-client's local mode (the fallback) and its in-memory mode (standing in for
+    # a server's query API) give the same BM25 scores.
+    store = Store(tmp_path / "docs", path=None if engine == "memory" else tmp_path / "q", engine=engine)
     with store:
         emb = FakeEmbedder()
         name = store.use("test", emb, {})
         chunks = make_chunks("a.md", TEXTS)
-        store.sync(chunks, emb, name)
+        index_chunks(store, chunks, emb, name)
         query = "borrowing a value"
         hits = store.search(None, k=4, collection=name, mode="keyword", text=query)
         want = hand_bm25(query, TEXTS)
@@ -82,7 +78,7 @@ def test_keyword_scores_are_bm25_and_hybrid_fuses_both(tmp_path, where):
         assert hits[0].text in [h.text for h in fused[:2]]
         # Filters hold in every mode.
         other = make_chunks("b.md", ["A borrowed value elsewhere."])
-        store.sync(chunks + other, emb, name)
+        index_chunks(store, chunks + other, emb, name)
         only_b = store.search(emb.vector(query), k=4, collection=name, mode="hybrid", text=query, filters={"path": "b.md"})
         assert {h.path for h in only_b} == {"b.md"}
         with pytest.raises(SearchModeError, match="choose one of dense, keyword, hybrid"):
@@ -90,15 +86,15 @@ def test_keyword_scores_are_bm25_and_hybrid_fuses_both(tmp_path, where):
 
 
 def test_a_collection_without_the_keyword_vector_is_rebuilt(tmp_path):
-    from qdrant_client import models
+    import qdrant_edge as qe
 
     with Store(tmp_path / "docs", path=tmp_path / "q") as store:
         emb = FakeEmbedder()
         name = store.use("test", emb, {})
-        store.client.delete_collection(name)
-        # As chunkscope made collections before keyword search: one unnamed vector.
-        store.client.create_collection(name, vectors_config=models.VectorParams(size=emb.dim, distance=models.Distance.COSINE))
-        store._dims.clear()
+        store.drop(name)
+        # As chunkscope made collections before keyword search: one dense vector, no sparse one.
+        qe.EdgeShard.create(str(tmp_path / "q" / name), qe.EdgeConfig(
+            vectors={"dense": qe.EdgeVectorParams(size=emb.dim, distance=qe.Distance.Cosine)})).close()
         assert store.ensure_collection(name, emb.dim) is True  # recreated with both vectors
-        store.sync(make_chunks("a.md", TEXTS), emb, name)
+        index_chunks(store, make_chunks("a.md", TEXTS), emb, name)
         assert store.search(None, k=1, collection=name, mode="keyword", text="closures")[0].text == TEXTS[2]

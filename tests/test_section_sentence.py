@@ -9,7 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkscope.chunking.chunk import Chunk, Limits, ParamError, get_strategy
+from chunkscope.chunking.model import Chunk
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Limits
 from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.document.sentences import sentence_spans
 from chunkscope.chunking.strategies.section_sentence import SectionSentenceStrategy

@@ -116,7 +116,7 @@ def test_a_single_file_keeps_its_chapter_section_and_route() -> None:
     # The bug this guards: forward-kinematics.md alone lost its folders, so chapter and section were None.
     page = TEXTBOOK_SITE / "docs" / "module-2" / "2.1-kinematics" / "forward-kinematics.md"
     from chunkscope import get_strategy
-    from chunkscope.site.model import doc_route
+    from chunkscope.site.urls import doc_route
 
     doc = load_docs(page).documents[0]
     chunks = get_strategy("section-sentence").chunk(doc)

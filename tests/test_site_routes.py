@@ -13,7 +13,8 @@ import pytest
 
 from chunkscope import chunk_text, get_strategy
 from chunkscope.document.loader import Document
-from chunkscope.site.model import chunk_url, doc_route, number_prefix, sidebar_order_key
+from chunkscope.site.urls import chunk_url, doc_route
+from chunkscope.site.order import number_prefix, sidebar_order_key
 
 
 def doc(path: str, text: str = "# Title\n\nBody.\n") -> Document:

@@ -13,20 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunkscope.chunking.chunk import Chunk, ParamError
+from chunkscope.chunking.model import Chunk
+from chunkscope.chunking.params import ParamError
 from chunkscope.cli.parsing import parse_filters
 from chunkscope.embedding.embedder import Embedded, Embedder, EmbedStats
 from chunkscope.progress import CancelToken
-from chunkscope.retrieval.store import (
-    BATCH,
-    Store,
-    StoreError,
-    build_filter,
-    collection_name,
-    owner_key,
-    point_id,
-    workspace_dir,
-)
+from chunkscope.retrieval.engine import StoreError, build_filter
+from chunkscope.retrieval.ids import collection_name, owner_key, point_id, workspace_dir
+from chunkscope.retrieval.indexing import BATCH, index_chunks
+from chunkscope.retrieval.store import Store
 
 
 class FakeEmbedder:
@@ -111,7 +106,7 @@ def test_workspace_is_in_the_cache_not_the_docs_tree(tmp_path, monkeypatch):
     assert ws != workspace_dir(tmp_path / "other")
     s = Store(docs)
     try:
-        assert Path(s.location) == ws / "qdrant" and (ws / "qdrant").is_dir()
+        assert Path(s.location) == ws / "edge" and (ws / "edge").is_dir()
         assert not any(docs.iterdir())
     finally:
         s.close()
@@ -122,8 +117,14 @@ def test_filters_parse_ints_and_strings():
     with pytest.raises(ParamError, match="--filter 'chapter': expected key=value"):
         parse_filters(["chapter"])
     f = build_filter({"chapter": "3"})
-    inner = f.must[0]
-    assert [c.match.value for c in inner.should] == [3, "3"]
+    meta, core = f.parts[0].parts  # the strategy's metadata first, the core field where a point has none
+    assert (meta.key, meta.values) == ("meta.chapter", (3, "3"))
+    lacks, field = core.parts
+    assert (lacks.kind, lacks.parts[0].key, lacks.parts[0].values) == ("none", "meta_keys", ("chapter",))
+    assert (field.key, field.values) == ("chapter", (3, "3"))
+    # Where the store knows every point has the field (or none has), one plain condition.
+    assert build_filter({"chapter": "3"}, has_meta=lambda key: True).parts[0] == meta
+    assert build_filter({"chapter": "3"}, has_meta=lambda key: False).parts[0] == field
     assert build_filter({}) is None
 
 
@@ -133,16 +134,16 @@ def test_filters_parse_ints_and_strings():
 def test_sync_is_idempotent_and_deletes_vanished_chunks(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["alpha text", "beta text", "gamma text"]) + make_chunks("b.md", ["delta text"])
-    r1 = store.sync(chunks, emb, coll(store))
+    r1 = index_chunks(store, chunks, emb, coll(store))
     assert (r1.upserted, r1.unchanged, r1.deleted, r1.embedded) == (4, 0, 0, 4)
     assert store.count(coll(store)) == 4
-    r2 = store.sync(chunks, emb, coll(store))
+    r2 = index_chunks(store, chunks, emb, coll(store))
     assert (r2.upserted, r2.unchanged, r2.deleted, r2.embedded) == (0, 4, 0, 0)
     assert store.count(coll(store)) == 4
     # Edit: "beta" changes, "gamma" disappears, a new chunk appears.
     edited = make_chunks("a.md", ["alpha text", "beta text, revised"]) + make_chunks("b.md", ["delta text", "epsilon"])
     emb.seen.clear()
-    r3 = store.sync(edited, emb, coll(store))
+    r3 = index_chunks(store, edited, emb, coll(store))
     assert store.count(coll(store)) == 4
     assert r3.deleted == 2  # old beta and gamma
     assert sorted(emb.seen) == ["beta text, revised", "epsilon"]
@@ -156,16 +157,16 @@ def test_truncated_counts_every_chunk_of_the_collection_not_only_those_written(s
     chunks = make_chunks("a.md", ["short", "one two three four five six seven", "also short"])
     for c, n in zip(chunks, (1, 9, 2)):
         c.embed_tokens = n
-    assert store.sync(chunks, emb, coll(store)).truncated == 1
-    again = store.sync(chunks, emb, coll(store))
+    assert index_chunks(store, chunks, emb, coll(store)).truncated == 1
+    again = index_chunks(store, chunks, emb, coll(store))
     assert (again.upserted, again.truncated) == (0, 1)  # nothing written, still one chunk the model cuts short
 
 
 def test_payload_change_rewrites_point_without_duplicate(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["one", "two"])
-    store.sync(chunks, emb, coll(store), extra=lambda c: {"citation": "old"})
-    r = store.sync(chunks, emb, coll(store), extra=lambda c: {"citation": "new"})
+    index_chunks(store, chunks, emb, coll(store), extra=lambda c: {"citation": "old"})
+    r = index_chunks(store, chunks, emb, coll(store), extra=lambda c: {"citation": "new"})
     assert (r.upserted, r.unchanged) == (2, 0)
     assert store.count(coll(store)) == 2
     hit = store.search(emb.vector("one"), k=1, collection=coll(store))[0]
@@ -175,7 +176,7 @@ def test_payload_change_rewrites_point_without_duplicate(store):
 def test_cancelled_sync_is_consistent_and_next_run_completes(store):
     emb = FakeEmbedder()
     old = make_chunks("old.md", ["stale one", "stale two"])
-    store.sync(old, emb, coll(store))
+    index_chunks(store, old, emb, coll(store))
     chunks = make_chunks("a.md", [f"chunk number {i}" for i in range(2 * BATCH + 10)])
     cancel = CancelToken()
     progress = []
@@ -185,11 +186,11 @@ def test_cancelled_sync_is_consistent_and_next_run_completes(store):
         if p.done >= BATCH:
             cancel.cancel()  # stop after the first batch
 
-    r = store.sync(chunks, emb, coll(store), on_progress=on_progress, cancel=cancel)
+    r = index_chunks(store, chunks, emb, coll(store), on_progress=on_progress, cancel=cancel)
     assert r.cancelled and r.upserted == BATCH and r.deleted == 0
     assert store.count(coll(store)) == BATCH + 2  # the first batch, and the stale points kept until a full sync
     assert progress[0] == (0, len(chunks)) and progress[-1] == (BATCH, len(chunks))
-    r2 = store.sync(chunks, emb, coll(store))
+    r2 = index_chunks(store, chunks, emb, coll(store))
     assert not r2.cancelled
     assert (r2.unchanged, r2.upserted, r2.deleted) == (BATCH, len(chunks) - BATCH, 2)
     assert store.count(coll(store)) == len(chunks)
@@ -198,15 +199,15 @@ def test_cancelled_sync_is_consistent_and_next_run_completes(store):
 def test_sync_cancelled_before_the_first_batch_writes_nothing(store):
     cancel = CancelToken()
     cancel.cancel()
-    r = store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store), cancel=cancel)
+    r = index_chunks(store, make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store), cancel=cancel)
     assert r.cancelled and r.upserted == 0 and store.count(coll(store)) == 0
-    assert store.sync(make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store), cancel=CancelToken()).upserted == 2
+    assert index_chunks(store, make_chunks("a.md", ["one", "two"]), FakeEmbedder(), coll(store), cancel=CancelToken()).upserted == 2
 
 
 def test_search_marks_hits_under_threshold_and_filters(store):
     emb = FakeEmbedder()
     chunks = make_chunks("a.md", ["red", "green", "blue"], chapter=1) + make_chunks("b.md", ["cyan"], chapter=2)
-    store.sync(chunks, emb, coll(store))
+    index_chunks(store, chunks, emb, coll(store))
     q = emb.vector("green")
     hits = store.search(q, k=4, threshold=0.99, collection=coll(store))
     assert [h.rank for h in hits] == [1, 2, 3, 4]
@@ -272,13 +273,13 @@ def test_real_model_index_query_and_cache(tmp_path, real_embedder):
     chunks = make_chunks("robots.md", texts)
     with Store(tmp_path, path=tmp_path / "q") as s:
         name = s.use("test", real_embedder, {})
-        r1 = s.sync(chunks, real_embedder, name)
+        r1 = index_chunks(s, chunks, real_embedder, name)
         assert (r1.embedded, r1.upserted) == (3, 3)
         hits = s.search(real_embedder.embed_query("How does a lidar sensor measure range?"), k=3, collection=name)
         assert hits[0].text == texts[0]
         s.drop(name)
         name = s.use("test", real_embedder, {})
-        r2 = s.sync(chunks, real_embedder, name)  # a fresh collection, but every vector comes from the cache
+        r2 = index_chunks(s, chunks, real_embedder, name)  # a fresh collection, but every vector comes from the cache
         assert (r2.embedded, r2.cached, r2.upserted) == (0, 3, 3)
 
 
@@ -310,11 +311,11 @@ def test_server_path_runs_the_same_sync_and_search(tmp_path, monkeypatch):
         emb = FakeEmbedder()
         name = s.use("test", emb, {"size": 1})
         chunks = make_chunks("a.md", ["red", "green", "blue"], chapter=1) + make_chunks("b.md", ["cyan"], chapter=2)
-        r1 = s.sync(chunks, emb, name)
+        r1 = index_chunks(s, chunks, emb, name)
         assert (r1.upserted, r1.deleted) == (4, 0) and s.count(name) == 4
-        assert s.sync(chunks, emb, name).unchanged == 4  # re-index: nothing written
+        assert index_chunks(s, chunks, emb, name).unchanged == 4  # re-index: nothing written
         fewer = chunks[:2] + chunks[3:]
-        assert s.sync(fewer, emb, name).deleted == 1 and s.count(name) == 3
+        assert index_chunks(s, fewer, emb, name).deleted == 1 and s.count(name) == 3
         hits = s.search(emb.vector("green"), k=3, threshold=0.99, collection=name)
         assert hits[0].text == "green" and hits[0].kept and not any(h.kept for h in hits[1:])
         assert [h.path for h in s.search(emb.vector("green"), k=3, filters={"chapter": "2"}, collection=name)] == ["b.md"]
@@ -339,8 +340,144 @@ def test_the_storage_estimate_is_the_size_of_what_the_store_writes(store):
     chunks = make_chunks("a.md", ["one", "two words", "ünïcode ✓"])
     est = storage_estimate(chunks, dim=1)  # counts the embedder's tokens, as indexing does before it writes
     assert all(c.embed_tokens is not None for c in chunks)
-    store.sync(chunks, FakeEmbedder(), coll(store))
-    points, _ = store.client.scroll(coll(store), limit=100, with_payload=True)
+    index_chunks(store, chunks, FakeEmbedder(), coll(store))
+    points, _ = store.engine.scroll(coll(store), None, None)
     assert len(points) == 3
     assert est.payload_bytes == sum(payload_bytes(p.payload) for p in points)
     assert (est.vectors, est.vector_bytes) == (3, 3 * 4)
+
+
+# --- the engines: Qdrant Edge (default), qdrant-client's local mode (fallback), in-memory (server stand-in) ---------
+
+
+def engine_store(tmp_path: Path, engine: str) -> Store:
+    return Store(tmp_path / "docs", path=None if engine == "memory" else tmp_path / engine, engine=engine)
+
+
+def test_every_engine_gives_the_same_answers_ties_ordered_by_id(tmp_path):
+    """Same points, same questions: the same hits with the same scores on Edge, local mode and the server path
+    (qdrant-client in memory), in every mode; chunks with equal scores come in point-id order on all three."""
+    emb = FakeEmbedder()
+    texts = ["borrowing a value", "the same words", "moving a value", "closures capture", "the same words"]
+    chunks = make_chunks("a.md", texts, chapter=1) + make_chunks("b.md", texts[:3], chapter=2)
+    answers: dict[str, list] = {}
+    for engine in ("edge", "local", "memory"):
+        with engine_store(tmp_path, engine) as s:
+            name = s.use("test", emb, {})
+            index_chunks(s, chunks, emb, name)
+            got = []
+            for mode, k in (("dense", 8), ("keyword", 8), ("hybrid", 8), ("hybrid", 3)):
+                for q in ("the same words", "a value"):
+                    hits = s.search(emb.vector(q), k=k, collection=name, mode=mode, text=q)
+                    got.append([(h.id, round(h.score, 5)) for h in hits])
+                    ties = [(h.score, h.id) for h in hits]
+                    assert ties == sorted(ties, key=lambda t: (-t[0], t[1]))  # equal scores by id
+            got.append([(h.id, h.path) for h in s.search(emb.vector("x"), k=8, collection=name,
+                                                         filters={"chapter": "2"})])
+            answers[engine] = got
+    assert answers["edge"] == answers["local"] == answers["memory"]
+    assert {p for _, p in answers["edge"][-1]} == {"b.md"}
+
+
+def test_hybrid_scores_are_reciprocal_rank_fusion_with_k_2(tmp_path):
+    emb = FakeEmbedder()
+    with engine_store(tmp_path, "edge") as s:
+        name = s.use("test", emb, {})
+        index_chunks(s, make_chunks("a.md", ["borrowing a value", "moving things", "borrowed values moved"]), emb, name)
+        q = "borrowing values"
+        dense = [h.id for h in s.search(emb.vector(q), k=3, collection=name)]
+        keyword = [h.id for h in s.search(None, k=3, collection=name, mode="keyword", text=q)]
+        fused = {h.id: h.score for h in s.search(emb.vector(q), k=3, collection=name, mode="hybrid", text=q)}
+        want = {pid: sum(1 / (2 + side.index(pid)) for side in (dense, keyword) if pid in side) for pid in dense}
+        assert fused == pytest.approx(want, rel=1e-6)
+
+
+def test_a_store_held_by_another_process_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "q"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom chunkscope.retrieval.store import Store\n"
+         f"s = Store({str(tmp_path)!r}, path={str(folder)!r})\nprint('open', flush=True)\nsys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(StoreError) as err:
+            Store(tmp_path, path=folder)
+        msg = str(err.value)
+        assert msg.startswith(f"{folder}: the local vector store is in use by another chunkscope process")
+        assert "\n" not in msg
+    finally:
+        holder.communicate("", timeout=60)
+    Store(tmp_path, path=folder).close()  # free again once the other process is gone
+
+
+def _damage(folder: Path) -> None:
+    """Overwrite every file of a shard's segments with garbage, as a disk error or another program would."""
+    for f in (folder / "segments").rglob("*"):
+        if f.is_file():
+            f.write_bytes(b"\xff" * 64)
+
+
+def test_a_damaged_collection_is_moved_aside_and_rebuilt(tmp_path, recwarn):
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", ["one", "two", "three"])
+    with Store(tmp_path, path=tmp_path / "q") as s:
+        name = s.use("test", emb, {})
+        index_chunks(s, chunks, emb, name)
+    _damage(tmp_path / "q" / name)
+    with Store(tmp_path, path=tmp_path / "q") as s:
+        assert s.use("test", emb, {}) == name
+        assert len(s.notices) == 1 and "\n" not in s.notices[0]
+        assert s.notices[0].startswith(f"vector store collection {name} was unreadable (") and "moved it to" in s.notices[0]
+        assert any(str(w.message) == s.notices[0] for w in recwarn)
+        assert s.count(name) == 0
+        r = index_chunks(s, chunks, emb, name)
+        assert (r.upserted, s.count(name)) == (3, 3)
+        assert s.search(emb.vector("two"), k=1, collection=name)[0].text == "two"
+    assert len(list((tmp_path / "q" / ".damaged").iterdir())) == 1  # kept aside, not deleted
+
+
+def test_a_rebuild_recovers_a_collection_damaged_while_open(tmp_path):
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", ["one", "two"])
+    with Store(tmp_path, path=tmp_path / "q") as s:
+        name = s.use("test", emb, {})
+        index_chunks(s, chunks, emb, name)
+        s.engine.close()  # as if another program scribbled on the files while nothing held them
+        _damage(tmp_path / "q" / name)
+    with Store(tmp_path, path=tmp_path / "q") as s:
+        s.drop(name)  # what --rebuild does first
+        s.ensure_collection(name, emb.dim)
+        assert index_chunks(s, chunks, emb, name).upserted == 2 and s.count(name) == 2
+
+
+def test_a_local_mode_workspace_is_replaced_and_rebuilt_from_the_embedding_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    emb = FakeEmbedder()
+    chunks = make_chunks("a.md", ["one", "two"])
+    with Store(docs, engine="local") as old:  # what chunkscope wrote before Qdrant Edge
+        assert Path(old.location) == workspace_dir(docs) / "qdrant"
+        index_chunks(old, chunks, emb, old.use("test", emb, {}))
+    with pytest.warns(RuntimeWarning, match="older chunkscope"):
+        new = Store(docs)
+    with new:
+        assert len(new.notices) == 1 and "rebuilt from the embedding cache" in new.notices[0]
+        assert not (workspace_dir(docs) / "qdrant").exists()
+        name = new.use("test", emb, {})
+        assert index_chunks(new, chunks, emb, name).upserted == 2
+    with Store(docs) as again:
+        assert again.notices == [] and again.count(name) == 2
+
+
+def test_a_local_mode_store_in_a_configured_folder_is_moved_aside(tmp_path):
+    emb = FakeEmbedder()
+    with Store(tmp_path, path=tmp_path / "shared", engine="local") as old:
+        index_chunks(old, make_chunks("a.md", ["one"]), emb, old.use("test", emb, {}))
+    with pytest.warns(RuntimeWarning, match="moved to .local-mode-"):
+        Store(tmp_path, path=tmp_path / "shared").close()
+    assert not (tmp_path / "shared" / "meta.json").exists()
+    assert len(list((tmp_path / "shared").glob(".local-mode-*/meta.json"))) == 1

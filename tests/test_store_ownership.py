@@ -59,8 +59,8 @@ def point_ids(store: Store, r: Retriever) -> dict[str, str]:
 
 def snapshot(store: Store, r: Retriever) -> list[tuple[str, str, str]]:
     """Every point of the tree's collection as (id, path, text), sorted."""
-    recs, _ = store.client.scroll(r.collection, limit=10_000, with_payload=["path", "text"])
-    return sorted((str(p.id), p.payload["path"], p.payload["text"]) for p in recs)
+    recs, _ = store.engine.scroll(r.collection, None, ["path", "text"], limit=10_000)
+    return sorted((p.id, p.payload["path"], p.payload["text"]) for p in recs)
 
 
 def every_text_query(r: Retriever) -> list[list[tuple[str, str]]]:
@@ -114,7 +114,7 @@ def test_two_trees_on_one_server_never_delete_each_other(tmp_path, server):
     store_a = Store(tmp_path / "a", url="http://qdrant.test:6333")
     store_b = Store(tmp_path / "b", url="http://qdrant.test:6333")
     try:
-        assert store_a.client is store_b.client  # one server, two clients of it
+        assert store_a.engine.client is store_b.engine.client  # one server, two clients of it
         two_trees_keep_their_points(store_a, store_b, tmp_path)
     finally:
         store_b.close()
@@ -219,11 +219,11 @@ def test_rebuilding_one_file_drops_only_that_files_points(tmp_path):
 @pytest.fixture()
 def cli(monkeypatch, tmp_path):
     """`chunkscope ...` with the fake embedder and a cache of its own; returns (exit code, stdout, stderr)."""
-    from chunkscope.cli import cmd_retrieval, main
+    from chunkscope.cli import main, retrieval_setup
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("QDRANT_URL", raising=False)
-    monkeypatch.setattr(cmd_retrieval, "make_embedder", lambda ctx, args: Embedder())
+    monkeypatch.setattr(retrieval_setup, "make_embedder", lambda ctx, args: Embedder())
 
     def run(capsys, *argv: str) -> tuple[int, str, str]:
         code = main(list(argv))
@@ -350,7 +350,7 @@ def test_rebuilding_in_the_app_on_one_file_keeps_the_rest_of_its_tree(tmp_path):
 def test_an_unowned_collection_goes_from_the_trees_own_workspace_only(tmp_path, monkeypatch):
     """Collections named before ownership (no owner in the name) are dropped where only this tree could have
     written them (its default workspace: a local store loads every point on open), never from a shared store."""
-    from chunkscope.retrieval.store import collection_name
+    from chunkscope.retrieval.ids import collection_name
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
     root = write_docs(tmp_path / "docs", TREE_A)

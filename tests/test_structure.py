@@ -7,8 +7,10 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from chunkscope.document.loader import Document, decode_document, load_docs
-from chunkscope.site.model import doc_numbering, doc_route
-from chunkscope.document.structure import heading_number, line_starts_of, slugify
+from chunkscope.site.numbering import doc_numbering
+from chunkscope.site.urls import doc_route
+from chunkscope.document.structure import line_starts_of, slugify
+from chunkscope.site.numbering import heading_number
 
 DOC = """---
 title: Kinematics
@@ -123,9 +125,12 @@ def test_numbering_and_routes() -> None:
     # page's route is its folder's, with a trailing slash.
     assert doc_route(d2) == "/module-4/4.1-humanoid-fundamentals/intro"
     assert doc_route(doc_of("# x", "guide/01-basics/index.md")) == "/guide/basics/"
-    # A chapter folder's index page takes the chapter's number; a module's overview page takes none (its
+    # A bare "03-" prefix orders the sidebar and numbers no chapter: the page is named by its folder. A chapter
+    # folder that says so ("ch03-frames") numbers its index page; a module's overview page takes no chapter (its
     # module number is no chapter number, and "Chapter 2" next to the real chapter 2 would mislead a citation).
-    assert doc_numbering(doc_of("# x", "guide/03-frames/index.md")).chapter == 3
+    bare = doc_numbering(doc_of("# x", "guide/03-frames/index.md"))
+    assert (bare.chapter, bare.chapter_id) == (None, "guide/03-frames")
+    assert doc_numbering(doc_of("# x", "guide/ch03-frames/index.md")).chapter == 3
     overview = doc_numbering(doc_of("# Module 2: Motion\n", "module-2-motion/index.md"))
     assert (overview.chapter, overview.module_number, overview.chapter_id) == (None, 2, "module-2-motion")
     assert doc_route(doc_of("---\nslug: /custom\n---\n# x", "a/b.md")) == "/custom"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkscope.chunking.chunk import chunk_documents
+from chunkscope.chunking.drivers import chunk_documents
 from chunkscope.config.reader import parse_config, resolve_strategy
 
 pytest.importorskip("textual")
@@ -487,3 +487,14 @@ def test_plain_text_colour_is_the_themes() -> None:
     from chunkscope.tui.highlight import PLAIN, token_style
 
     assert token_style(Text).color == PLAIN.color
+
+
+def test_the_headless_part_imports_neither_textual_nor_rich():
+    """tui/headless is what the screens compute off the UI thread: importing all of it in a fresh interpreter
+    loads no Textual and no rich (the import-linter contract checks the import graph; this checks the run)."""
+    code = ("import sys\n"
+            "import chunkscope.tui.headless.session, chunkscope.tui.headless.search\n"
+            "import chunkscope.tui.headless.watcher, chunkscope.tui.headless.file_report\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

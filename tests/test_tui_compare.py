@@ -11,7 +11,7 @@ pytest.importorskip("textual")
 
 from textual.widgets import Input, Select  # noqa: E402
 
-from chunkscope.chunking.chunk import strategy_class  # noqa: E402
+from chunkscope.chunking.registry import strategy_class  # noqa: E402
 from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.compare import SIDE_BY_SIDE_FROM, CompareScreen  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402

@@ -120,8 +120,9 @@ class FakeProbe:
 
     def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None,
                  search_mode="dense"):
-        from chunkscope.evaluation.evaluate import EvalResult, QueryResult, RankedChunk
-        from chunkscope.evaluation.tuning import ProbeOutcome, ProbeResult
+        from chunkscope.evaluation.evaluate import EvalResult
+        from chunkscope.evaluation.verdicts import QueryResult, RankedChunk
+        from chunkscope.evaluation.probe import ProbeOutcome, ProbeResult
 
         result = ProbeResult(k, tuple(sorted({1, k})), probe_set, [])
         for label, strategy in strategies:
@@ -148,7 +149,7 @@ def list_lines(widget) -> str:
 
 async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with_its_chunk(tiny_docs: Path,
                                                                                             monkeypatch):
-    import chunkscope.evaluation.tuning as tuning
+    import chunkscope.evaluation.probe as tuning
     from types import SimpleNamespace
 
     from chunkscope.tui.screens.evaluation import MissedList
@@ -175,10 +176,10 @@ async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with
         shown = list_lines(listing)
         # Each miss: the heading, its reason and rank; then file:line (wrapped, never cut off at 80 columns).
         assert "small: 1 section missed of 5" in shown, shown
-        assert "✖ Meanders  below-k · rank 7" in shown and "rivers.md:7" in shown, shown
+        assert "✖ Meanders  below-k, rank 7, score 0.500" in shown and "rivers.md:7" in shown, shown
         assert listing.get_option_at_index(listing.highlighted).id == "miss-0"
         await pilot.press("down")
-        assert "Pyroclastic flows  absent · not ranked" in list_lines(listing)
+        assert "Pyroclastic flows  absent, score 0.500" in list_lines(listing)
         assert "volcanoes.md:7 · not in the top 100" in list_lines(listing)
         await pilot.press("up", "enter")
         # The view closes; the explorer shows the section under the strategy that missed it, its chunk selected
@@ -198,7 +199,7 @@ async def test_missed_sections_are_listed_at_80_columns_and_enter_opens_one_with
 async def test_brackets_jump_between_the_strategies_misses(tiny_docs: Path, monkeypatch):
     """With many misses per strategy, ] and [ go to the first miss of the next and previous strategy, its line in
     view; a strategy with no miss is passed over, and the ends wrap around."""
-    import chunkscope.evaluation.tuning as tuning
+    import chunkscope.evaluation.probe as tuning
     from types import SimpleNamespace
 
     from chunkscope.tui.screens.evaluation import MissedList

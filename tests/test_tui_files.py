@@ -13,7 +13,7 @@ from rich.cells import cell_len  # noqa: E402
 from textual.widgets import Checkbox, OptionList  # noqa: E402
 
 from chunkscope.tui.headless.file_report import file_summaries, group_by_file, sort_files  # noqa: E402
-from chunkscope.chunking.chunk import ChunkedDoc  # noqa: E402
+from chunkscope.chunking.model import ChunkedDoc  # noqa: E402
 from chunkscope.tui.app import ChunkscopeApp  # noqa: E402
 from chunkscope.tui.screens.explorer import ExplorerScreen  # noqa: E402
 from chunkscope.tui.screens.files import FilesScreen, FilesTable, left_cut  # noqa: E402
@@ -135,6 +135,37 @@ async def test_sorting_by_each_column_and_back(worst_tree):
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen), what="back to the explorer")
         assert app.explorer.current_path == before
+
+
+async def test_the_files_view_follows_a_new_tree_run_and_posts_its_failures(worst_tree, monkeypatch):
+    """The view is given the tree run (not the explorer): a new strategy's run lands in it; a failure of its worker
+    is posted and becomes the app's one notification."""
+    from chunkscope.tui.headless.session import resolve
+    from chunkscope.tui.screens import files
+
+    app = make_app(worst_tree, **STRATEGY)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app)
+        ex = app.explorer
+        screen = await open_files_view(pilot, app)
+        before = {r.path: r.chunks for r in screen.rows}
+        ex.set_strategy(resolve(app.config, "fixed", {"chunk_size": 60, "chunk_overlap": 0}))
+        await wait_for(pilot, lambda: screen.tree_run is ex.tree_result is not None and screen.rows is not None
+                       and screen.tree_run.resolved.strategy.limits().max == 60
+                       and {r.path: r.chunks for r in screen.rows} != before, what="the new run in the view")
+        assert {r.path: r.chunks for r in screen.rows} == {r.path: r.chunks for r in rows_of(app)}
+        assert sum(r.chunks for r in screen.rows) > sum(before.values())
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the figures could not be summed up")
+
+        monkeypatch.setattr(files, "file_summaries", broken)
+        ex.set_strategy(resolve(app.config, "fixed", {"chunk_size": 90, "chunk_overlap": 0}))
+        await wait_for(pilot, lambda: any("summing up the files failed" in str(n.title)
+                                          for n in app._notifications), what="the failure's notification")
+        note = next(n for n in app._notifications if "summing up the files failed" in str(n.title))
+        assert note.message == "RuntimeError: the figures could not be summed up" and note.severity == "error"
+        assert isinstance(app.screen, FilesScreen)  # the view stays, with the rows it had
 
 
 async def test_the_palette_opens_the_files_view(worst_tree):

@@ -76,7 +76,7 @@ async def test_enter_on_a_result_selects_its_own_chunk_not_the_overlapping_neigh
 def test_a_hit_from_an_older_cut_lands_on_the_chunk_holding_most_of_its_text():
     from types import SimpleNamespace
 
-    from chunkscope.tui.screens.explorer import Jump, jump_index
+    from chunkscope.tui.jump import Jump, jump_index
 
     def chunk(i, start, end):
         return SimpleNamespace(index=i, start=start, end=end, start_line=1 + start // 10, end_line=1 + end // 10)
@@ -89,3 +89,64 @@ def test_a_hit_from_an_older_cut_lands_on_the_chunk_holding_most_of_its_text():
     # A lint finding (an index, no span) keeps its index; one with no index goes by its offset.
     assert jump_index(now, Jump("a.md", 45, 5, 2)) == 2
     assert jump_index(now, Jump("a.md", 45, 5)) == 0
+
+
+# --- going to a page by name, and / from any field --------------------------------------------------------------
+
+
+async def test_a_page_is_found_by_name_in_three_keys():
+    """ctrl+g, a letter of the page's name, Enter: the page is open in the source (intro.md is open at the start);
+    the same pages are in the ctrl+p palette as ``open: <path>``."""
+    from textual.command import CommandPalette
+
+    from chunkscope.tui.widgets.source_view import SourceView
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: ex.result is not None and ex.result.complete, what="the first file")
+        assert ex.current_path == "intro.md"
+        target = "module-2-motion/ch04-trajectory-planning.md"  # the one page whose name or title holds a 4
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the finder")
+        await pilot.press("4")
+        await wait_for(pilot, lambda: app.screen.query("CommandList")
+                       and app.screen.query_one("CommandList").option_count == 1, what="one page left")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ex.current_path == target and ex.result.doc.path == target
+                       and ex.result.complete, what="the page open")
+        assert app.screen is ex and ex.query_one(SourceView).has_focus
+        # In the palette too, beside the commands, by a few letters of the name.
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        await pilot.press(*"inverse")
+        await wait_for(pilot, lambda: app.screen.query_one("CommandList").option_count >= 1, what="a page")
+        top = str(app.screen.query_one("CommandList").get_option_at_index(0).prompt)
+        assert "open: module-2-motion/ch03-inverse-kinematics.mdx" in top
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ex.current_path == "module-2-motion/ch03-inverse-kinematics.mdx",
+                       what="the palette's page open")
+
+
+async def test_slash_reaches_the_question_from_a_number_field_and_types_in_a_text_field():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: ex.result is not None and ex.result.complete, what="the first file")
+        size = ex.query_one("#param-chunk_size", Input)  # a number field: "/" is no character of it
+        size.focus()
+        before = size.value
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: ex.query("#query-input") and ex.query_one("#query-input", Input).has_focus,
+                       what="the question from the size field")
+        assert size.value == before
+        threshold = ex.query_one("#threshold-input", Input)
+        threshold.focus()
+        await pilot.pause()
+        value = threshold.value
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: ex.query_one("#query-input", Input).has_focus, what="the question again")
+        assert threshold.value == value
+        question = ex.query_one("#query-input", Input)
+        await pilot.press(*"a", "slash", "b")  # the question itself holds "/"
+        assert question.value.endswith("a/b")

@@ -15,7 +15,7 @@ from chunkscope.config.reader import parse_config
 from chunkscope.evaluation.evaluate import EvalResult
 from chunkscope.progress import CancelToken, Phase, Progress
 from chunkscope.retrieval.store import IndexReport
-from chunkscope.evaluation.tuning import ProbeOutcome, ProbeResult
+from chunkscope.evaluation.probe import ProbeOutcome, ProbeResult
 
 pytest.importorskip("textual")
 
@@ -72,6 +72,7 @@ class SlowRetriever:
     def __init__(self) -> None:
         self.embedder = SlowEmbedder()
         self.store = object()
+        self.manifest = None  # no manifest: the session chunks the whole tree first, as this test waits for
         self.chunk_gate = Gate()
         self._chunks: list = []
         self.cancel: CancelToken | None = None
@@ -175,7 +176,7 @@ class SlowProbe:
 
 
 async def test_the_probe_says_each_step_and_ctrl_x_keeps_the_strategies_that_finished(monkeypatch):
-    import chunkscope.evaluation.tuning as tuning
+    import chunkscope.evaluation.probe as tuning
 
     cfg = parse_config({"strategy": "recursive",
                         "presets": {"small": {"strategy": "recursive", "chunk_size": 40, "chunk_overlap": 0}}})

@@ -197,7 +197,7 @@ async def test_the_verdict_on_the_expected_chunk_is_judged_again_when_the_thresh
         await wait_for(pilot, lambda: "found" in shown(pane, "#expect-status"), what="the verdict")
         pane.focus_input()  # back in the pane (e was pressed in the source)
         await pilot.press("ctrl+t", "up", "up")  # 0.55: the expected chunk is filtered out now
-        await wait_for(pilot, lambda: "missed (threshold)" in shown(pane, "#expect-status"),
+        await wait_for(pilot, lambda: "missed: threshold" in shown(pane, "#expect-status"),
                        what="the verdict judged again")
         assert fake.asked[-1] == ("knee", "dense", 0.55)
 

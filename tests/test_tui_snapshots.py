@@ -102,3 +102,51 @@ def test_files_view_at_80x24(snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_lint_pane_at_80x24_lists_several_findings(snap_compare):
+    """At the smallest size the pane takes two thirds of the rows and each finding keeps to one row."""
+    async def run_before(pilot):
+        await settle(pilot, chunk=None)
+        await pilot.press("l")
+        await until(pilot, lambda: pilot.app.explorer.query("#findings")
+                    and pilot.app.explorer.query_one("#findings").option_count > 0)
+        assert pilot.app.explorer.query_one("#findings").scrollable_content_region.height >= 8
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_query_results_at_80x24(snap_compare, monkeypatch):
+    """A real question on the real index (the bundled model, Qdrant's local engine) at the smallest size: the pane
+    takes the rows it needs, one line per status, and four results are in view."""
+    from dataclasses import replace
+
+    from chunkscope.tui.headless.search import SearchSession, retrieval_available
+
+    missing = retrieval_available()
+    if missing is not None:
+        pytest.skip(missing)
+    real_ask = SearchSession.ask
+
+    def ask(self, *args, **kwargs):
+        return replace(real_ask(self, *args, **kwargs), seconds=0.0)  # the search's time: the one moving figure
+
+    monkeypatch.setattr(SearchSession, "ask", ask)
+
+    async def run_before(pilot):
+        await settle(pilot, path="intro.md", chunk=None)
+        await pilot.press("slash")
+        await pilot.pause(0.2)
+        for key in "forward kinematics":
+            await pilot.press("space" if key == " " else key)
+        await pilot.press("enter")
+        pane = pilot.app.explorer.query_one("#query-pane")
+        await until(pilot, lambda: pane.query_one("#hits").option_count >= 5, timeout=600)
+        await pilot.press("down")
+        await until(pilot, lambda: pane.query_one("#hits").has_focus)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)

@@ -244,7 +244,7 @@ def test_row_map_measures_lines_as_they_are_drawn():
     """Tabs, wide characters, control pictures, emoji, accents: rows never wider than asked, nothing lost."""
     from rich.cells import cell_len
 
-    from chunkscope.cli.common import visible
+    from chunkscope.safe_text import visible
     from chunkscope.document.outline_scan import line_starts_of
     from chunkscope.tui.layout import TAB, RowMap
 

@@ -16,26 +16,20 @@ from pathlib import Path
 
 import pytest
 
+from chunkscope.chunking.params import Param
 from chunkscope.config.reader import ConfigError, load_config, parse_config, resolve_strategy
 from chunkscope.document.loader import load_docs
-from chunkscope.evaluation.evaluate import Expect, QueryCase, load_queries, resolve_region
+from chunkscope.evaluation.queries import Expect, QueryCase, load_queries
+from chunkscope.evaluation.regions import resolve_region
 from chunkscope.progress import CancelToken, Phase
 from chunkscope.retrieval.store import Store
-from chunkscope.evaluation.tune.tune import (
-    Candidate,
-    Chunking,
-    PresetWriteError,
-    Weights,
-    measure_structure,
-    plan_parts,
-    replace_table,
-    search_space,
-    table_headers,
-    tune,
-    weighted,
-    write_preset,
-)
+from chunkscope.config.presets import PresetWriteError, replace_table, table_headers, write_preset
+from chunkscope.evaluation.tune.plan import plan_parts
+from chunkscope.evaluation.tune.score import Weights, measure_structure, weighted
+from chunkscope.evaluation.tune.search import tune
+from chunkscope.evaluation.tune.space import Candidate, Chunking, search_space
 
+from .test_tuning import LineWindows
 from .tuning_helpers import WINDOW_DOCS, BagOfWords, write_docs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,6 +124,66 @@ def test_label_free_tune_finds_the_configuration_that_keeps_each_heading_with_it
     assert mine is best and seed.candidate.chunking.seed and seed.questions == best.questions
     assert res.preset() == {"strategy": "section", "overlap_tokens": 0, "embed_prefix": "none", "search": "dense"}
     json.dumps(res.to_dict())
+
+
+class TunableWindows(LineWindows):
+    """A strategy another package registers: it declares what tune tries, and the tuner is not edited for it.
+    One-line windows by default (no heading with its body: the probe answers nothing); two-line windows answer
+    every question of the window corpus, four-line ones only the last."""
+
+    name = "tunable-windows"
+    parameters = (Param("lines", int, 1, "lines per chunk", 1, 100), Param("tag", str, "a", "no effect"),
+                  Param("max_lines", int, 100, "lines must not exceed this", 1, 100))
+    search_space = {"lines": (2, 4)}
+
+
+def test_a_plugin_strategy_is_tuned_from_its_own_search_space(monkeypatch, window_tree, store, tmp_path):
+    from chunkscope.chunking import registry
+
+    monkeypatch.setitem(registry._BUILTIN, "tunable-windows", "tests.test_tune:TunableWindows")  # noqa: SLF001
+    mine = [c for c in search_space(prefixes=("none",)) if c.strategy == "tunable-windows"]
+    assert [c.param_dict.get("lines") for c in mine] == [None, 2, 4]  # the seed, then its own values
+    res = tune(window_tree, strategies=["tunable-windows"], prefixes=("none",), modes=("dense",), k=1,
+               embedder=BagOfWords(tmp_path / "emb"), store=store)
+    assert res.best.candidate.chunking.param_dict == {"lines": 2, "embed_prefix": "none"}
+    assert res.best.parts["probe_hit"] == 1.0 and res.no_answer == ""
+
+
+def test_a_seed_at_its_defaults_winning_is_no_answer(window_tree, store, tmp_path):
+    # overlap_tokens=50 is section's default: the only other chunking is the seed itself, and the seed (tried
+    # first) wins the tie.
+    res = tune(window_tree, strategies=["section"], prefixes=("none",), modes=("dense",), k=1,
+               space={"section": [[{"overlap_tokens": 50}]]}, embedder=BagOfWords(tmp_path / "emb"), store=store)
+    assert res.best.candidate.chunking.seed and not res.ended_early
+    assert res.no_answer == "the winner is section at its defaults: tuning found nothing better"
+    assert res.comparison() is None  # never the winner against itself
+    assert res.describe_best().startswith("best so far by chunkscope tune (label-free), not an answer: the winner "
+                                          "is section at its defaults")
+    assert res.to_dict()["no_answer"] == res.no_answer
+
+
+def test_a_budget_that_ends_before_the_whole_tree_is_no_answer_and_says_what_the_tree_needs(tmp_path, store):
+    tree = load_docs(write_docs(tmp_path / "docs", many_docs(27)))
+    space = {"fixed": [[{"chunk_size": n} for n in (6, 12, 24, 48, 96)], [{"chunk_overlap": 0}]]}
+    now = [0.0]
+
+    def each_configuration_takes_ten_seconds(p):
+        if p.phase is Phase.TUNE and p.outer is None and p.done > 0:
+            now[0] += 10.0
+
+    res = tune(tree, strategies=["fixed"], prefixes=("none",), modes=("dense",), space=space, budget=15.0,
+               embedder=BagOfWords(tmp_path / "emb"), store=store, clock=lambda: now[0],
+               on_progress=each_configuration_takes_ten_seconds)
+    first, whole = res.rungs
+    # The first rung's share (7.5 s) ends after the seed; the seed alone goes on, and wins the whole tree.
+    assert (first.planned, first.measured, first.stopped) == (6, 1, "budget")
+    assert res.best.rung == 1 and res.ended_early
+    assert res.no_answer == ("the budget ended before the best configurations were measured on the whole tree "
+                             f"(1 of 6 configurations measured on {first.fraction:.0%} of the tree)")
+    # 10 s a configuration: six on the first part is 60 s, within half the budget (two rungs): 120 s; the whole
+    # tree then measures the best third and the seed (3), 90 s in all by the end of the second half.
+    assert res.needed_budget() == pytest.approx(120.0)
+    assert res.to_dict()["needed_budget"] == 120.0
 
 
 def test_successive_halving_promotes_the_best_third_to_the_whole_tree(tmp_path, store):
@@ -229,7 +283,7 @@ def test_labelled_questions_score_hit_and_mrr_over_every_search_mode(window_tree
 
 
 def test_a_bad_labelled_question_fails_before_any_work(window_tree, store, tmp_path):
-    from chunkscope.evaluation.evaluate import QueriesError
+    from chunkscope.evaluation.queries import QueriesError
 
     emb = BagOfWords(tmp_path / "emb")
     bad = [QueryCase("x", Expect("nope.md"), "q.jsonl", 7)]
@@ -242,7 +296,8 @@ def test_a_bad_labelled_question_fails_before_any_work(window_tree, store, tmp_p
 
 
 def test_question_free_parts_come_from_the_tokenizer_and_lint(tmp_path):
-    from chunkscope.chunking.chunk import chunk_documents, get_strategy
+    from chunkscope.chunking.drivers import chunk_documents
+    from chunkscope.chunking.registry import get_strategy
     from chunkscope.lint import RULES, lint_tree
 
     long_words = " ".join(f"word{i}" for i in range(400))
@@ -393,8 +448,8 @@ def test_pyproject_gets_its_tool_table(tmp_path):
 def test_a_preset_s_search_mode_is_what_eval_and_query_use(tmp_path):
     import argparse
 
-    from chunkscope.cli.cmd_eval_tools import eval_variants
-    from chunkscope.cli.cmd_retrieval import search_mode
+    from chunkscope.cli.commands.eval import eval_variants
+    from chunkscope.cli.retrieval_setup import search_mode
 
     cfg = parse_config({"presets": {"tuned": {"strategy": "fixed", "chunk_size": 128, "search": "hybrid"}}})
     tuned, plain = resolve_strategy(cfg, "tuned"), resolve_strategy(cfg, "recursive")
@@ -437,8 +492,8 @@ def test_a_file_that_cannot_be_rewritten_safely_is_left_alone(tmp_path, text, me
 
 
 def test_parse_budget():
-    from chunkscope.chunking.chunk import ParamError
-    from chunkscope.cli.cmd_tune import parse_budget
+    from chunkscope.chunking.params import ParamError
+    from chunkscope.cli.commands.tune import parse_budget
 
     assert parse_budget("10m") == 600 and parse_budget("90s") == 90 and parse_budget("1h30m") == 5400
     assert parse_budget("2.5m") == 150 and parse_budget("45") == 45 and parse_budget("none") is None
@@ -450,10 +505,9 @@ def test_parse_budget():
 @pytest.fixture()
 def cli(monkeypatch, tmp_path):
     """`chunkscope.cli.main` with the bag-of-words embedder in place of the model (tune and eval share it)."""
-    from chunkscope.cli import cmd_eval_tools, cmd_tune, main
+    from chunkscope.cli import main, retrieval_setup
 
-    monkeypatch.setattr(cmd_tune, "make_embedder", lambda ctx, args, *a: BagOfWords(tmp_path / "emb"))
-    monkeypatch.setattr(cmd_eval_tools, "make_embedder", lambda ctx, args, *a: BagOfWords(tmp_path / "emb"))
+    monkeypatch.setattr(retrieval_setup, "make_embedder", lambda ctx, args, *a: BagOfWords(tmp_path / "emb"))
     return main
 
 
@@ -494,10 +548,54 @@ def test_tune_json_and_usage_errors(cli, tmp_path, capsys):
         assert rc == 2 and out == "" and err.startswith(message) and err.count("\n") == 1
 
 
+@pytest.fixture()
+def slow_tune(monkeypatch):
+    """`tune` under the command line with a clock on which each configuration takes ten seconds."""
+    from chunkscope.evaluation.tune import search as search_module
+
+    real = search_module.tune
+
+    def ten_seconds_each(*args, on_progress=None, **kw):
+        now = [0.0]
+
+        def progress(p):
+            if p.phase is Phase.TUNE and p.outer is None and p.done > 0:
+                now[0] += 10.0
+            if on_progress is not None:
+                on_progress(p)
+
+        return real(*args, clock=lambda: now[0], on_progress=progress, **kw)
+
+    monkeypatch.setattr(search_module, "tune", ten_seconds_each)
+
+
+def test_tune_says_when_the_budget_gave_no_answer_and_writes_only_when_asked(cli, slow_tune, tmp_path, capsys):
+    root = write_docs(tmp_path / "docs", WINDOW_DOCS)
+    argv = ["tune", str(root), "-s", "section", "--prefix", "none", "--search", "dense", "-k", "1", "--budget", "25s"]
+    rc = cli([*argv, "--write"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    out = " ".join(out.split())  # the console wraps long lines at 80 columns
+    # Seven chunkings of section (its own space and the seed); three fit in 25 s.
+    assert ("no answer: the budget ended before the best configurations were measured on the whole tree "
+            "(3 of 7 configurations measured on the whole tree)") in out
+    assert "needs about 1 min 10 s on this tree" in out and "run again with --budget 2m" in out, out
+    assert "nothing written: this is no answer (--write-best-so-far writes the best so far)" in out
+    assert "# best so far by chunkscope tune (label-free), not an answer: the budget ended" in out
+    assert "chosen by" not in out
+    assert not (root / "chunkscope.toml").exists()
+    rc = cli([*argv, "--write-best-so-far"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    text = (root / "chunkscope.toml").read_text()
+    assert "[presets.tuned]\n# best so far by chunkscope tune (label-free), not an answer: the budget ended" in text
+    assert tomllib.loads(text)["presets"]["tuned"]["strategy"] == "section"
+
+
 def test_ctrl_c_prints_the_best_so_far_and_exits_130(cli, tmp_path, capsys, monkeypatch):
     from contextlib import contextmanager
 
-    from chunkscope.cli import cmd_tune
+    from chunkscope.cli.commands import tune as cmd_tune
 
     token = CancelToken()
 
@@ -568,8 +666,10 @@ def test_label_free_tune_with_the_real_model_then_eval_the_preset(tmp_path, caps
                    "through the wind.\n\n## Anchoring\n\nLower the anchor slowly and pay out five times the depth "
                    "in chain.\n",
     })
+    # The seed at its defaults may win (four distinct topics: it answers them all), which is no answer: the
+    # best so far is written because asked for.
     rc = main(["tune", str(root), "-s", "section-sentence", "--prefix", "none,breadcrumb", "--budget", "2m",
-               "--write", "--json"])
+               "--write", "--write-best-so-far", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["written"]["table"] == "presets.tuned"
     assert data["best"]["parts"]["probe_hit"] == 1.0  # four headings, four distinct topics

@@ -14,27 +14,23 @@ import tomllib
 
 import pytest
 
-from chunkscope.chunking.chunk import Param, ParamError, Span, Strategy, get_strategy
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.params import Param, ParamError
+from chunkscope.chunking.registry import get_strategy
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.cli.parsing import parse_grid, parse_levels
 from chunkscope.config.reader import ResolvedStrategy, parse_config
 from chunkscope.document.loader import load_docs
 from chunkscope.progress import CancelToken
 from chunkscope.embedding.embedder import Embedder
-from chunkscope.evaluation.evaluate import Expect, QueryCase
-from chunkscope.retrieval.store import Store, collection_name, owner_key
-from chunkscope.evaluation.tuning import (
-    ProbeSet,
-    even_sample,
-    grid_points,
-    parse_metric,
-    probe,
-    probe_query,
-    probe_sections,
-    sweep,
-    toml_value,
-)
+from chunkscope.evaluation.queries import Expect, QueryCase
+from chunkscope.retrieval.ids import collection_name, owner_key
+from chunkscope.retrieval.store import Store
+from chunkscope.config.presets import toml_value
+from chunkscope.evaluation.probe import ProbeSet, even_sample, probe, probe_query, probe_sections
+from chunkscope.evaluation.sweep import grid_points, parse_metric, sweep
 
-from .tuning_helpers import BowEmbedder, write_docs
+from .tuning_helpers import BagOfWords, BowEmbedder, write_docs
 
 
 SENSORS = """# Sensors
@@ -358,13 +354,13 @@ def test_sweep_progress_and_stop(window_tree, store, tmp_path):
 
 
 def test_storage_matches_the_stats_command(window_tree, store, tmp_path):
-    from chunkscope.chunking.chunk import chunk_documents
-    from chunkscope.cli.cmd_core import tree_stats
+    from chunkscope.chunking.drivers import chunk_documents
+    from chunkscope.cli.tree_figures import tree_stats_of
 
     res = sweep(window_tree, "fixed", {"chunk_size": [16], "chunk_overlap": [0]}, probe_sections(window_tree),
                 embedder=BowEmbedder(tmp_path / "emb"), store=store)
     strategy = get_strategy("fixed", chunk_size=16, chunk_overlap=0)
-    stats = tree_stats(window_tree, ResolvedStrategy("fixed", strategy, ""), chunk_documents(window_tree.documents, strategy), 384)
+    stats = tree_stats_of(window_tree, ResolvedStrategy("fixed", strategy, ""), chunk_documents(window_tree.documents, strategy), 384)
     point = res.points[0]
     assert (point.chunks, point.vector_bytes, point.payload_bytes) == (stats.chunks, stats.vector_bytes, stats.payload_bytes)
 
@@ -387,8 +383,8 @@ def test_parse_grid_and_points():
     (["=256"], "--grid '=256': the parameter name is empty"),
     (["chunk_size=256,"], "--grid 'chunk_size=256,': empty value (expected chunk_size=VALUE,VALUE,...)"),
     (["chunk_sise=256"], "--grid 'chunk_sise=256': recursive has no parameter 'chunk_sise' "
-                         "(parameters: chunk_size, chunk_overlap, encoding, separators, embed_prefix; and the pipeline's "
-                         "search, embedder)"),
+                         "(parameters: chunk_size, chunk_overlap, encoding, separators, include_front_matter, "
+                         "embed_prefix; and the pipeline's search, embedder)"),
     (["chunk_size=256", "chunk_size=512"], "--grid 'chunk_size=512': chunk_size is given twice; list all its values in one --grid"),
     (["chunk_size=big"], "--grid 'chunk_size=big': recursive: chunk_size must be an integer, got 'big'"),
     (["chunk_size=0"], "--grid 'chunk_size=0': recursive: chunk_size must be in 1..100000, got 0"),
@@ -422,7 +418,7 @@ def test_preset_snippet_is_valid_config(window_tree, store, tmp_path):
 
 
 def test_sweep_rejects_bad_queries_before_work(window_tree, store, tmp_path):
-    from chunkscope.evaluation.evaluate import QueriesError
+    from chunkscope.evaluation.queries import QueriesError
 
     emb = BowEmbedder(tmp_path / "emb")
     with pytest.raises(QueriesError, match="no heading"):
@@ -439,9 +435,9 @@ def test_sweep_rejects_bad_queries_before_work(window_tree, store, tmp_path):
 @pytest.fixture()
 def cli(monkeypatch, tmp_path):
     """`chunkscope.cli.main` with the bag-of-words embedder in place of the model."""
-    from chunkscope.cli import cmd_eval_tools, main
+    from chunkscope.cli import main, retrieval_setup
 
-    monkeypatch.setattr(cmd_eval_tools, "make_embedder", lambda ctx, args: BowEmbedder(tmp_path / "emb"))
+    monkeypatch.setattr(retrieval_setup, "make_embedder", lambda ctx, args: BowEmbedder(tmp_path / "emb"))
     return main
 
 
@@ -479,14 +475,16 @@ def test_cli_probe(cli, tmp_path, splitter, capsys):
     (root / "chunkscope.toml").write_text(
         f'[presets.whole]\nstrategy = "section"\noverlap_tokens = 0\n\n'
         f'[presets.split]\nstrategy = "custom"\ncallable = "{splitter}"\n', encoding="utf-8")
-    rc = cli(["probe", str(root), "-s", "whole", "-s", "split", "-k", "1"])
+    # The splitter is code the tree's config names: it runs only for a tree the user trusts.
+    rc = cli(["probe", str(root), "-s", "whole", "-s", "split", "-k", "1", "--trust-tree-config"])
     out, err = capsys.readouterr()
     assert rc == 0, err
     radar = line_of(SENSORS, "## Radar")
     assert "missed by every strategy (1)" in out and f"sensors.md:{radar}  Radar" in out
     assert "missed only by split (5)" in out and "heading cut off" in out
     assert "skipped 1 empty section, 1 number-only heading, 2 duplicate headings" in out
-    rc = cli(["probe", str(root), "-s", "whole", "-s", "split", "-k", "1", "--json", "--max-queries", "3"])
+    rc = cli(["probe", str(root), "-s", "whole", "-s", "split", "-k", "1", "--json", "--max-queries", "3",
+              "--trust-tree-config"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["queries"] == 3 and data["skipped"]["sampled-out"] == 3
     assert [s["cut_off"] for s in data["strategies"]] == [0, 3]
@@ -497,7 +495,7 @@ def test_cli_probe(cli, tmp_path, splitter, capsys):
 
 def hand_probe(hits_by_label: dict[str, list[bool]]):
     """A probe result built by hand: one section per column of hits, every strategy's verdicts given."""
-    from chunkscope.evaluation.tuning import ProbeOutcome, ProbeResult, ProbeSection
+    from chunkscope.evaluation.probe import ProbeOutcome, ProbeResult, ProbeSection
 
     n = len(next(iter(hits_by_label.values())))
     sections = [ProbeSection("a.md", 3 + 4 * i, 2, f"Topic {i}", f"Topic {i}", f"topic-{i}", 10 * i + 5, 10 * i + 9,
@@ -521,10 +519,10 @@ def test_missed_only_by_lists_what_every_other_strategy_found():
 
 
 def test_cli_probe_lists_and_counts_only_the_misses_no_other_strategy_has(capsys, monkeypatch):
-    from chunkscope.cli import cmd_eval_tools
+    from chunkscope.cli.commands import probe as probe_command
 
     monkeypatch.setenv("COLUMNS", "120")
-    cmd_eval_tools.print_probe(hand_probe(THREE))
+    probe_command.print_probe(hand_probe(THREE))
     out = capsys.readouterr().out
     assert "missed only by A (1)" in out and "missed only by B (1)" in out and "missed only by C" not in out
     cells = [[c.strip() for c in re.split("[│┃]", line)[1:-1]] for line in out.splitlines() if line[:1] in ("│", "┃")]
@@ -555,3 +553,71 @@ def test_compare_counts_every_lint_finding_duplicates_included(tmp_path, capsys)
         errors = sum(1 for f in findings if f["severity"] == "error")
         assert counts[i] == {"errors": errors, "warnings": len(findings) - errors}, strategy
     assert "duplicate" in rules, "the fixture should give duplicate findings"
+
+
+# --- one verdict everywhere: the CLI's probe, the app's probe and the app's expectation --------------------------
+
+FILLER = " ".join(f"filler{i} words" for i in range(300))  # well past the model's 256 word pieces
+VERDICT_DOCS = {
+    # "Deep sea" is a level-3 heading inside "## Long": a level-2 section chunk holds its body past the cut.
+    "guide.md": (f"# Guide\n\n## Long\n\n{FILLER}\n\n### Deep sea\n\nAnglerfish lure prey with light.\n\n"
+                 f"## Radar\n\nRadio echoes reveal velocity via doppler shift.\n"),
+    # The questions' own words alone: the first answer for each, so the sections themselves are misses at k=1.
+    # (Hashed words: 600 filler words would outgrow `BowEmbedder`'s shared vocabulary.)
+    "decoy-deep.md": "deep sea\n",
+    "decoy-radar.md": "radar\n",
+}
+VERDICT_CONFIG = """[query]
+k = 1
+
+[presets.long]
+strategy = "section"
+level = 2
+overlap_tokens = 0
+
+[presets.cut]
+strategy = "recursive"
+chunk_size = 8
+chunk_overlap = 0
+"""
+
+
+def test_the_app_and_the_cli_give_one_verdict_on_a_truncated_and_a_heading_cut_miss(monkeypatch, tmp_path, capsys):
+    from chunkscope.cli import main, retrieval_setup
+    from chunkscope.config.reader import load_config, resolve_strategy
+    from chunkscope.tui.headless.search import SearchSession
+    from chunkscope.tui.screens.evaluation import judged_expectation, missed_sections, missed_text
+
+    root = write_docs(tmp_path / "docs", VERDICT_DOCS)
+    (root / "chunkscope.toml").write_text(VERDICT_CONFIG, encoding="utf-8")
+    monkeypatch.setattr(retrieval_setup, "make_embedder", lambda ctx, args: BagOfWords(tmp_path / "emb"))
+    cli: dict[tuple[str, str], str] = {}  # (preset, heading) -> what the CLI's probe says
+    for preset in ("long", "cut"):
+        assert main(["probe", str(root), "-s", preset, "-k", "1", "--show", "0"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        for heading in ("Deep sea", "Radar"):
+            m = re.search(rf"guide\.md:\d+ {heading} — ([^;]+?, rank \d+, score \d\.\d{{3}})", out)
+            if m:
+                cli[(preset, heading)] = m.group(1)
+
+    tree = load_docs(root)
+    cfg = load_config(root)
+    session = SearchSession(tree, cfg)
+    session._embedder = BagOfWords(tmp_path / "emb")  # noqa: SLF001 - the fake instead of the model
+    strategies = [resolve_strategy(cfg, "long"), resolve_strategy(cfg, "cut")]
+    try:
+        result = session.probe(strategies, lambda p: None, CancelToken())
+        app_probe = {(m.resolved.label, m.heading): m for m in missed_sections(result, strategies)}
+        truncated, cut = app_probe[("long", "Deep sea")], app_probe[("cut", "Radar")]
+        assert truncated.words.startswith("truncated, rank ") and truncated.reason == "truncated"
+        assert cut.words.startswith("heading cut off, rank ") and cut.reason == "heading cut off"
+        for m in (truncated, cut):
+            # The app's probe list says what the CLI's probe says, word for word.
+            said = cli[(m.resolved.label, m.heading)]
+            assert m.words == said and f"  {said}" in missed_text(m).plain
+            # Enter on the miss expects its chunk for its question; asked, the expectation gets the same verdict.
+            expected = judged_expectation(m, tree.get(m.path))
+            verdict = session.ask(m.resolved, m.query, expected=expected).verdict
+            assert not verdict.hit and verdict.rank == m.rank and verdict.words == said
+    finally:
+        session.close()

@@ -18,32 +18,32 @@ _EXPORTS = {
     "DocsTree": "chunkscope.document.loader",
     "Problem": "chunkscope.document.loader",
     "DocsError": "chunkscope.document.loader",
-    "chunk_text": "chunkscope.chunking.chunk",
-    "get_strategy": "chunkscope.chunking.chunk",
-    "list_strategies": "chunkscope.chunking.chunk",
-    "strategy_names": "chunkscope.chunking.chunk",
-    "Chunk": "chunkscope.chunking.chunk",
-    "Strategy": "chunkscope.chunking.chunk",
-    "ParamError": "chunkscope.chunking.chunk",
-    "UnknownStrategy": "chunkscope.chunking.chunk",
-    "StrategyPluginError": "chunkscope.chunking.chunk",
+    "chunk_text": "chunkscope.chunking.drivers",
+    "get_strategy": "chunkscope.chunking.registry",
+    "list_strategies": "chunkscope.chunking.registry",
+    "strategy_names": "chunkscope.chunking.registry",
+    "Chunk": "chunkscope.chunking.model",
+    "Strategy": "chunkscope.chunking.strategy",
+    "ParamError": "chunkscope.chunking.params",
+    "UnknownStrategy": "chunkscope.chunking.registry",
+    "StrategyPluginError": "chunkscope.chunking.registry",
     "get_tokenizer": "chunkscope.tokens",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import (
-        Chunk,
-        ParamError,
-        Strategy,
+    from chunkscope.chunking.drivers import chunk_text
+    from chunkscope.chunking.model import Chunk
+    from chunkscope.chunking.params import ParamError
+    from chunkscope.chunking.registry import (
         StrategyPluginError,
         UnknownStrategy,
-        chunk_text,
         get_strategy,
         list_strategies,
         strategy_names,
     )
+    from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import DocsError, DocsTree, Document, Problem, load_docs
     from chunkscope.tokens import get_tokenizer
 

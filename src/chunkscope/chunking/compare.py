@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from chunkscope.chunking.chunk import Chunk, ChunkedDoc
+from chunkscope.chunking.model import Chunk, ChunkedDoc
 
 
 @dataclass

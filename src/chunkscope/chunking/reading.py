@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from chunkscope.document.spans import covered
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.embedding.spec import EmbedderSpec
 
 

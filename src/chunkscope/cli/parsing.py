@@ -7,8 +7,11 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
-from chunkscope.chunking.chunk import ParamError, Strategy, strategy_class
-from chunkscope.embedding.spec import EmbedderSpecError, parse_embedder
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import strategy_class
+from chunkscope.chunking.strategy import Strategy
+from chunkscope.embedding.registry import parse_embedder
+from chunkscope.embedding.spec import EmbedderSpecError
 from chunkscope.retrieval.search_modes import PIPELINE_KEYS, SEARCH_MODES
 
 
@@ -129,3 +132,17 @@ def parse_search(value: str | None, *, several: bool = False) -> list[str]:
     if not modes:
         raise ParamError(f"--search {value!r}: no search mode given")
     return list(dict.fromkeys(modes))
+
+
+def check_k(k: int) -> int:
+    """``-k``, refused when under 1."""
+    if k < 1:
+        raise ParamError(f"-k must be positive, got {k}")
+    return k
+
+
+def max_queries(n: int | None) -> int | None:
+    """``--max-queries``, refused when under 1."""
+    if n is not None and n < 1:
+        raise ParamError(f"--max-queries must be at least 1, got {n}")
+    return n

@@ -2,7 +2,7 @@
 
 A `Document`'s text never changes, so nothing here is ever invalidated. The parts: the Markdown parse
 (`structure`), the outline (`outline`, from a line scan when that is certain, else from the parse), the line
-table, the book's numbering and the section numbers under each heading (`chunkscope.site.model`), a slice counter per
+table, the book's numbering and the section numbers under each heading (`chunkscope.site.numbering`), a slice counter per
 tokenizer (waiting, when `chunkscope.tokens.prepare` started one, for the background encoding of the document),
 and the strategies' own memos, each in a `MemoSlot` the strategy owns.
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Generic, TypeVar
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
-    from chunkscope.site.model import Numbering, SectionNumbers
+    from chunkscope.site.numbering import Numbering, SectionNumbers
     from chunkscope.document.structure import Outline, Structure
     from chunkscope.tokens import SliceCounter, Tokenizer
     from chunkscope.tokens.background import PendingOffsets
@@ -113,18 +113,18 @@ class Analysis:
 
     @property
     def numbering(self) -> "Numbering":
-        """Chapter, section, module and week of the page (`chunkscope.site.model.doc_numbering`'s rules)."""
+        """Chapter, section, module and week of the page (`chunkscope.site.numbering.doc_numbering`'s rules)."""
         if self._numbering is None:
-            from chunkscope.site.model import compute_numbering
+            from chunkscope.site.numbering import compute_numbering
 
             self._numbering = compute_numbering(self.doc)
         return self._numbering
 
     @property
     def section_numbers(self) -> "SectionNumbers":
-        """The (section, subsection) under each heading (`chunkscope.site.model.SectionNumbers`' rules)."""
+        """The (section, subsection) under each heading (`chunkscope.site.numbering.SectionNumbers`' rules)."""
         if self._section_numbers is None:
-            from chunkscope.site.model import compute_section_numbers
+            from chunkscope.site.numbering import compute_section_numbers
 
             self._section_numbers = compute_section_numbers(self.doc)
         return self._section_numbers

@@ -9,16 +9,21 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterator
 
 from chunkscope.document.analysis import Analysis
 from chunkscope.document.outline_scan import line_of
-from chunkscope.site.model import category_position, front_matter_position, sidebar_order_key
+from chunkscope.document.structure import first_content
+from chunkscope.site.config import SiteConfig, SiteConfigError, read_site
+from chunkscope.site.order import (DEFAULT_EXCLUDE, DEFAULT_INCLUDE, GlobSet, category_position, front_matter_position,
+                                   is_published, sidebar_order_key)
 
 if TYPE_CHECKING:
-    from chunkscope.document.structure import Outline, Structure
+    from chunkscope.document.structure import Heading, Outline, Structure
 
 
 DOC_SUFFIXES = (".md", ".mdx")
@@ -28,6 +33,9 @@ SKIPPED_DIRS = frozenset({"node_modules", "build", "dist", "site", "_build", "ta
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)(.*?)(?:\r\n|\r|\n)?(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)", re.S)
+#: Values a front matter block may stand for once its YAML aliases are expanded: a page's metadata has a few dozen;
+#: a "billion laughs" block (anchors of anchors of anchors) has billions, which any reader of the values would walk.
+MAX_FRONT_MATTER_VALUES = 10_000
 _EMPTY_FRONT_MATTER = re.compile(r"\A---[ \t]*(\r\n|\r|\n)---[ \t]*(?:\r\n|\r|\n|\Z)")
 
 
@@ -61,6 +69,9 @@ class Document:
     body_start: int = 0
     source: Path | None = None
     mtime_ns: int = 0
+    #: The Docusaurus site the page is published in, when the loader read one around the docs: its URLs follow
+    #: the site's url, baseUrl, routeBasePath and trailingSlash (`chunkscope.site.urls.page_url`).
+    site: SiteConfig | None = field(default=None, repr=False, compare=False)
     #: What is derived from the text (parse, outline, numbering, token counters, strategies' memos), each part
     #: computed once and reused by every strategy. Not a constructor argument: a copy made with
     #: ``dataclasses.replace`` gets an analysis of its own, never its original's.
@@ -109,6 +120,11 @@ class Document:
     def name(self) -> str:
         return PurePosixPath(self.path).name
 
+    def content_heading(self, start: int, end: int) -> "Heading | None":
+        """The heading the text of ``[start, end)`` begins under, leading whitespace skipped: the heading a
+        chunk of that span cites (`chunkscope.site.urls.chunk_url`)."""
+        return self.structure.heading_before(first_content(self.text, start, end))
+
     def line_of(self, offset: int) -> int:
         """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF), from the line
         table alone: asking for a line never scans nor parses the Markdown."""
@@ -125,6 +141,10 @@ class DocsTree:
         single_file: one file was given (commands show it by the path the user typed).
         partial: only part of the tree under ``root`` was loaded (a single file), so what needs the other files
             (lint's ``duplicate`` rule across files, a store's other points) must not be judged from this one.
+        site: the Docusaurus site the docs are published in, when one was read around them.
+        notes: one-line remarks on how the tree was read (a site root read through its docs folder, pages
+            Docusaurus does not publish left out, config values that could not be read); not problems.
+        published: which files under ``root`` are pages (`iter_doc_files`' rule for this tree), for a re-walk.
     """
 
     root: Path
@@ -132,6 +152,9 @@ class DocsTree:
     problems: list[Problem]
     single_file: bool = False
     partial: bool = False
+    site: SiteConfig | None = None
+    notes: list[str] = field(default_factory=list)
+    published: Callable[[str], bool] | None = None
 
     def get(self, path: str) -> Document | None:
         for d in self.documents:
@@ -139,7 +162,7 @@ class DocsTree:
                 return d
         return None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Document]:
         return iter(self.documents)
 
     def __len__(self) -> int:
@@ -148,6 +171,33 @@ class DocsTree:
 
 class DocsError(Exception):
     """The docs path itself cannot be used (missing, not Markdown); one line, shown to the user as is."""
+
+
+def _expanded_values(root: Any) -> int:
+    """How many values a composed YAML node stands for once every alias is expanded, counted up to just over
+    `MAX_FRONT_MATTER_VALUES` (each shared node once, so a "billion laughs" block costs its own size here; a
+    recursive alias counts as too many)."""
+    cap = MAX_FRONT_MATTER_VALUES + 1
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        value = node.value
+        kids = [] if isinstance(value, str) else [k for item in value
+                                                  for k in (item if isinstance(item, tuple) else (item,))]
+        if not children_done:
+            if id(node) in open_nodes:
+                return cap  # the node holds itself: endless once expanded
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes)
+            continue
+        open_nodes.discard(id(node))
+        sizes[id(node)] = min(1 + sum(sizes[id(k)] for k in kids), cap)
+    return sizes[id(root)]
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], int, str | None]:
@@ -166,13 +216,20 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], int, str | None]:
     raw = m.group(2)
     import yaml  # here, not at import time: PyYAML costs the app's start-up ~15 ms and many trees have none
 
+    loader = yaml.SafeLoader(raw)  # yaml.safe_load's steps, with the size checked between parse and build
     try:
-        data = yaml.safe_load(raw)
+        node = loader.get_single_node()
+        if node is not None and _expanded_values(node) > MAX_FRONT_MATTER_VALUES:
+            return {}, m.end(), (f"front matter expands to more than {MAX_FRONT_MATTER_VALUES:,} values through YAML "
+                                 "aliases; it is ignored")
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         return {}, m.end(), f"malformed front matter{where}: {problem}"
+    finally:
+        loader.dispose()
     if data is None:
         return {}, m.end(), None
     if not isinstance(data, dict):
@@ -196,15 +253,43 @@ def decode_document(raw: bytes, path: str, source: Path | None = None, mtime_ns:
     return Document(path=path, text=text, front_matter=fm, body_start=body_start, source=source, mtime_ns=mtime_ns), problems
 
 
+#: How a file is opened: never blocking (a FIFO named ``*.md`` opens at once instead of waiting for a writer),
+#: bytes as they are on every platform.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _kind_of(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, word in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "named pipe (FIFO)"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return word
+    return "special file"
+
+
 def read_document(file: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Document | None, list[Problem]]:
-    """Read one file from disk as a Document (problems instead of exceptions)."""
+    """Read one file from disk as a Document (problems instead of exceptions).
+
+    Only a regular file is read (a FIFO, a device or a socket named ``*.md`` is a problem, never a hang), and the
+    size limit holds for the bytes actually read: a file's reported size can be 0 while it never ends.
+    """
+    limit = f"the {max_bytes}-byte limit (max_file_bytes in chunkscope.toml)"
     try:
-        st = file.stat()
+        st = file.stat()  # before opening: opening some devices (a tape, a terminal) does something
+        if not stat.S_ISREG(st.st_mode):
+            return None, [Problem(rel, "not-a-file", f"a {_kind_of(st.st_mode)}, not a regular file; not read")]
         if st.st_size > max_bytes:
-            return None, [Problem(rel, "too-large", f"{st.st_size} bytes is over the {max_bytes}-byte limit (max_file_bytes in chunkscope.toml)")]
-        raw = file.read_bytes()
+            return None, [Problem(rel, "too-large", f"{st.st_size} bytes is over {limit}")]
+        fd = os.open(file, _OPEN_FLAGS)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())  # the file opened, which may have been swapped since the first look
+            if not stat.S_ISREG(st.st_mode):
+                return None, [Problem(rel, "not-a-file", f"a {_kind_of(st.st_mode)}, not a regular file; not read")]
+            raw = f.read(max_bytes + 1)
     except OSError as exc:
         return None, [Problem(rel, "unreadable", exc.strerror or str(exc))]
+    if len(raw) > max_bytes:
+        return None, [Problem(rel, "too-large", f"reads on past {limit}")]
     return decode_document(raw, rel, source=file, mtime_ns=st.st_mtime_ns)
 
 
@@ -217,13 +302,30 @@ def _ignored(rel: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[Path, str]], list[Problem]]:
+def docusaurus_pages(include: Iterable[str] = DEFAULT_INCLUDE,
+                     exclude: Iterable[str] = DEFAULT_EXCLUDE) -> Callable[[str], bool]:
+    """The docs plugin's rule for which files are pages (`chunkscope.site.order.is_published`), for
+    `iter_doc_files`: by default every ``.md``/``.mdx`` file except ``_``-prefixed files and folders."""
+    inc, exc = GlobSet(include), GlobSet(exclude)
+    return lambda rel: is_published(rel, inc, exc)
+
+
+def every_file(rel: str) -> bool:
+    """`iter_doc_files`' ``published`` rule that keeps every Markdown file (unpublished pages asked for)."""
+    return True
+
+
+def iter_doc_files(root: Path, ignore: Iterable[str] = (), published: Callable[[str], bool] | None = None,
+                   left_out: list[str] | None = None) -> tuple[list[tuple[Path, str]], list[Problem]]:
     """Every Markdown/MDX file under ``root`` in reading order, as (absolute path, POSIX relative path).
 
-    Symlinks are followed only when they stay inside the root and do not lead back to a folder already on the
-    current path, so a link loop or a link out of the tree is reported, never walked.
+    Only pages: a file ``published`` (default: `docusaurus_pages`' defaults) says Docusaurus would not publish is
+    skipped, and its relative path appended to ``left_out`` when given. Symlinks are followed only when they stay
+    inside the root and do not lead back to a folder already on the current path, so a link loop or a link out
+    of the tree is reported, never walked.
     """
     ignore = tuple(ignore)
+    is_page = published if published is not None else docusaurus_pages()
     root_real = root.resolve()
     files: list[tuple[Path, str]] = []
     problems: list[Problem] = []
@@ -262,6 +364,10 @@ def iter_doc_files(root: Path, ignore: Iterable[str] = ()) -> tuple[list[tuple[P
                 keyed.append((sidebar_order_key(e.name, category_position(path)), True, path, rel))
             elif e.name.lower().endswith(DOC_SUFFIXES):
                 if _ignored(rel, ignore):
+                    continue
+                if not is_page(rel):
+                    if left_out is not None:
+                        left_out.append(rel)
                     continue
                 stem = e.name.rsplit(".", 1)[0]
                 # index/README pages open their folder in Docusaurus' sidebar.
@@ -317,15 +423,29 @@ def marked_root_of(file: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES) -> DocsTree:
+def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
+              allow_code: bool = False, site: Mapping[str, Any] | None = None) -> DocsTree:
     """Load a docs tree (a folder, read recursively) or a single Markdown/MDX file.
 
     A single file is read as part of its tree (`docs_root_of`): its ``path`` is relative to that tree's root,
     so its metadata, routes and ids are those of a whole-tree run, and the tree is marked ``partial``.
 
+    When the docs sit in a Docusaurus site (the folder is a site root, its docs folder, or one of its
+    ``versioned_docs/version-X`` folders), the site's config is read (`chunkscope.site.config.read_site`) and
+    every document carries it, so URLs are the published ones. A site root given as ``path`` reads its docs
+    folder, and says so in ``notes``; versioned docs are read only when their folder is given. Files Docusaurus
+    does not publish (``_``-prefixed, the plugin's ``exclude``) are left out unless ``site`` says
+    ``unpublished = true``, and ``notes`` counts them.
+
+    Args:
+        allow_code: the user allows running the tree's code: a JS/TS site config is evaluated with Node
+            (else only its literal forms are read).
+        site: ``[site]`` settings from chunkscope.toml, over the site's own config.
+
     Raises:
-        DocsError: the path does not exist or is not a Markdown file or folder. Problems with single files
-            inside a tree never raise: they are collected in ``DocsTree.problems``.
+        DocsError: the path does not exist or is not a Markdown file or folder, or ``site`` holds a value of
+            the wrong type. Problems with single files inside a tree never raise: they are collected in
+            ``DocsTree.problems``.
     """
     p = Path(path)
     if not p.exists():
@@ -334,20 +454,85 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
         if not p.name.lower().endswith(DOC_SUFFIXES):
             raise DocsError(f"{path}: not a Markdown file (.md or .mdx)")
         root = docs_root_of(p)
+        found, remarks = _site_around(root, allow_code, site)
         rel = Path(os.path.abspath(p)).relative_to(root).as_posix()
         doc, problems = read_document(p, rel, max_bytes)
+        if doc is not None:
+            doc.site = found
         return DocsTree(root=root, documents=[doc] if doc else [], problems=problems, single_file=True,
-                        partial=True)
+                        partial=True, site=found, notes=remarks)
     if not p.is_dir():
         raise DocsError(f"{path}: not a file or folder")
-    files, problems = iter_doc_files(p, ignore)
+    notes: list[str] = []
+    if is_site_root(p):
+        found, notes = _site_around(p, allow_code, site, as_site_root=True)
+        docs_folder = p / (found.path if found is not None else "docs")
+        if docs_folder.is_dir():
+            notes.insert(0, f"{path}: a Docusaurus site: reading its docs folder {found.path if found else 'docs'}/"
+                            + _versions_note(p))
+            p = docs_folder
+        else:
+            found = None  # a site without a docs folder (a blog, pages only): read the folder as it is
+            notes = []
+    else:
+        found, notes = _site_around(p, allow_code, site)
+    unpublished = bool((site or {}).get("unpublished", False))
+    published: Callable[[str], bool]
+    if unpublished:
+        published = every_file
+    elif found is not None:
+        published = docusaurus_pages(found.include, found.exclude)
+    else:
+        published = docusaurus_pages()
+    left_out: list[str] = []
+    files, problems = iter_doc_files(p, ignore, published, left_out)
+    if left_out:
+        notes.append(f"{len(left_out)} file{'s' if len(left_out) != 1 else ''} Docusaurus does not publish "
+                     f"(_-prefixed or excluded: {', '.join(left_out[:3])}{', …' if len(left_out) > 3 else ''}) "
+                     "left out; unpublished = true under [site] reads them")
     docs: list[Document] = []
     for file, rel in files:
         doc, probs = read_document(file, rel, max_bytes)
         problems.extend(probs)
         if doc is not None:
+            doc.site = found
             docs.append(doc)
-    return DocsTree(root=p, documents=docs, problems=problems)
+    return DocsTree(root=p, documents=docs, problems=problems, site=found, notes=notes, published=published)
+
+
+def _versions_note(site_root: Path) -> str:
+    """``"; versioned_docs/ (3 versions) not read: give versioned_docs/version-X to read one"`` or ""."""
+    versioned = site_root / "versioned_docs"
+    if not versioned.is_dir():
+        return ""
+    n = sum(1 for e in versioned.iterdir() if e.is_dir() and e.name.startswith("version-"))
+    return (f"; versioned_docs/ ({n} version{'s' if n != 1 else ''}) not read: give versioned_docs/version-X "
+            "as DOCS to read one")
+
+
+def _site_around(folder: Path, allow_code: bool, overrides: Mapping[str, Any] | None,
+                 as_site_root: bool = False) -> tuple[SiteConfig | None, list[str]]:
+    """The Docusaurus site ``folder`` is the docs of (or the root of, with ``as_site_root``), and notes on
+    what of its config could not be read; (None, []) when the folder is in no site."""
+    version = "current"
+    if as_site_root:
+        site_root = folder
+    elif is_site_root(folder.parent):
+        site_root = folder.parent
+    elif folder.parent.name == "versioned_docs" and folder.name.startswith("version-") \
+            and is_site_root(folder.parent.parent):
+        site_root, version = folder.parent.parent, folder.name.removeprefix("version-")
+    else:
+        return None, []
+    try:
+        reading = read_site(site_root, allow_code=allow_code, version=version, overrides=overrides)
+    except SiteConfigError as exc:
+        raise DocsError(f"[site] in chunkscope.toml: {exc}") from exc
+    config = reading.config
+    if not as_site_root and version == "current" and \
+            os.path.abspath(site_root / config.path) != os.path.abspath(folder):
+        return None, []  # a folder of the site that is not its docs (a blog, a second plugin's docs)
+    return config, [reading.unread] if reading.unread else []
 
 
 def is_ignored(rel: str, patterns: Iterable[str]) -> bool:

@@ -122,7 +122,7 @@ def _container_close_re(markers: int) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
-def _html_sequences():
+def _html_sequences() -> tuple[tuple[re.Pattern[str], re.Pattern[str], bool], ...]:
     from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
     return tuple(HTML_SEQUENCES)
@@ -348,10 +348,10 @@ class _Scanner:
                     raise Unsure("$$ after a paragraph line (math cannot interrupt a paragraph)")
                 if "|" in line and self._delimiter_row_after(le, hi):
                     raise Unsure("$$ table header")
-                end = self._math_end(line, li, stop)
-                if end is not None:
-                    skip_until = end + 1
-                    clean_lines.add(self.line_of(end))
+                math_end = self._math_end(line, li, stop)
+                if math_end is not None:
+                    skip_until = math_end + 1
+                    clean_lines.add(self.line_of(math_end))
                 continue  # or paragraph text, when the math block never closes
 
             if c == ":":
@@ -387,7 +387,8 @@ class _Scanner:
             if _LIST_MARK.match(line) is None:
                 continue
             list_end = le
-            rest = line[_CONTAINER_PREFIX.match(line).end():]
+            prefix = _CONTAINER_PREFIX.match(line)
+            rest = line[prefix.end():] if prefix else line  # a list mark matched, so the prefix always does
             if rest[:1] == "#" and _ATX.match(rest):
                 raise Unsure("heading on a list item's line")
             if rest.startswith(("```", "~~~", "$$", ":::")):

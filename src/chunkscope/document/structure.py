@@ -16,11 +16,15 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from chunkscope.document.outline_scan import Unsure, line_of, line_starts_of, scan
+from chunkscope.document.outline_scan import ScannedFence, ScannedHeading, Unsure, line_of, line_starts_of, scan
+from chunkscope.site.numbering import heading_number
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
     from chunkscope.document.loader import Document
 
 # Docusaurus' classic explicit id, as its parseMarkdownHeadingId reads it: "{#" then any characters up to the "}"
@@ -29,7 +33,6 @@ if TYPE_CHECKING:
 # text, braces and all, is slugified). Nothing may follow the "}" (the heading's text is already stripped).
 _CUSTOM_ID = re.compile(r"\s*\{#((?:.(?!\{#|\}))*.)\}\Z")
 # "3.2 Title", "1.1.1. Title", "Chapter 3: Title", "Section 2 - Title": the keyword (if any) and the number.
-_HEADING_NUMBER = re.compile(r"^(?:(chapter|section|part)\s+)?(\d+(?:\.\d+)*)\.?(?:\s*[:\-–—]\s*|\s+)(?=\S)", re.I)
 _ESM_LINE = re.compile(r"^(?:import|export)\b")
 _JSX_TAG = re.compile(r"^\s*</?([A-Z][\w.]*)")
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -146,7 +149,7 @@ MATH_BLANK_LINES = True
 
 
 @lru_cache(maxsize=1)
-def _parser():
+def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.container import container_plugin
     from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -163,7 +166,7 @@ def _parser():
 
 
 @lru_cache(maxsize=1)
-def _block_parser():
+def _block_parser() -> MarkdownIt:
     """The same parser without the inline pass: structure needs inline content only for headings, and inline
     parsing of every paragraph is half of markdown-it's time (measured on the Rust book: 0.57 s → 0.27 s)."""
     md = _parser.__wrapped__()
@@ -259,23 +262,7 @@ class Slugger:
         return slug
 
 
-def heading_number(text: str) -> str | None:
-    """``"3.2 Forward Kinematics"`` → ``"3.2"``; ``"Chapter 3: Motion"`` → ``"3"``; ``"1. Setup"`` → ``"1"``.
-
-    The number as written: what it numbers (a chapter, a section, a step of a list) is the book's numbering's
-    call (`chunkscope.site.model.section_numbers`), which also reads the keyword from `heading_keyword`.
-    """
-    m = _HEADING_NUMBER.match(text)
-    return m.group(2) if m else None
-
-
-def heading_keyword(text: str) -> str | None:
-    """The word that names a heading's number: ``"Section 2: Loops"`` → ``"section"`` (chapter, section, part)."""
-    m = _HEADING_NUMBER.match(text)
-    return m.group(1).lower() if m and m.group(1) else None
-
-
-def _inline_plain(tok) -> str:
+def _inline_plain(tok: Token) -> str:
     """A heading's text as rendered: markup dropped, code spans kept, breaks as spaces."""
     if not tok.children:
         return tok.content
@@ -303,7 +290,8 @@ def _name_heading(raw: str, slugger: Slugger) -> tuple[str, str | None, str]:
     return title, heading_number(title), slugger.slug(title)
 
 
-def _line_spans(text: str, starts: list[int]):
+def _line_spans(text: str, starts: list[int]
+                ) -> tuple[Callable[[int], int], Callable[[int, int], tuple[int, int]]]:
     """``(line_end, span)`` over ``text``'s lines: how a block's 0-based line range becomes character offsets."""
     n_lines = len(starts)
     tlen = len(text)
@@ -543,7 +531,8 @@ def _code_spans_plain(content: str) -> str | None:
         i = close + run
 
 
-def _outline_from_scan(doc: "Document", scanned_headings, scanned_fences, scanned_starts: list[int]) -> Outline:
+def _outline_from_scan(doc: "Document", scanned_headings: list[ScannedHeading], scanned_fences: list[ScannedFence],
+                       scanned_starts: list[int]) -> Outline:
     text = doc.text
     # The scanner's line table is the text's own unless it had to rewrite CR/CRLF line breaks.
     starts = scanned_starts if "\r" not in text else line_starts_of(text)

@@ -3,7 +3,9 @@
 `EmbeddingCache` keeps vectors keyed by ``(embedder identity, sha256(text))`` in WAL mode with a busy timeout and one
 short transaction per write, so re-embedding unchanged text costs a lookup, and two processes indexing at once
 only wait for each other. A file that is not a sane cache is moved aside to ``*.corrupt-<timestamp>`` and rebuilt,
-with a warning (python ``warnings`` and ``EmbeddingCache.warnings``).
+with a warning (python ``warnings`` and ``EmbeddingCache.warnings``). A vector that is not finite or is all zeros
+is never answered (it is recomputed and replaced). A folder that cannot be written (a full disk, a read-only
+cache) is an `EmbedError` naming the folder.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from chunkscope.embedding.encoders import EmbedError
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +47,17 @@ class EmbeddingCache:
         self.warnings: list[str] = []
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._open()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._open()
+        except (OSError, sqlite3.OperationalError) as exc:
+            self._close_conn()
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: BaseException) -> EmbedError:
+        """A one-line error naming the cache's folder: a full disk or a read-only folder is the user's to fix."""
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).strip().splitlines()[0]
+        return EmbedError(f"embedding cache {self.path.parent}: cannot use it ({reason})")
 
     # Opening is serialised across processes with a file lock so that two processes finding the same corrupt
     # file do not both move it aside (the second would move the first one's fresh rebuild).
@@ -58,6 +71,8 @@ class EmbeddingCache:
                     self._conn = self._connect()
                     problem = self._check_schema(self._conn)
                 except sqlite3.DatabaseError as exc:
+                    if not _is_corruption(exc):
+                        raise  # read-only, full, locked: the file is fine, the folder is the problem
                     problem = f"not a readable SQLite database ({exc})"
             if problem is not None:
                 self._close_conn()
@@ -183,8 +198,13 @@ class EmbeddingCache:
                         for sha, d, toks, blob in self._conn.execute(q, (model, *part)):
                             if (dim is not None and d != dim) or len(blob) != 4 * d:
                                 continue
-                            out[sha] = (np.frombuffer(blob, dtype="<f4").astype(np.float32), toks)
+                            vec = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                            if not (np.isfinite(vec).all() and vec.any()):
+                                continue  # a bad vector cached by an older chunkscope: asked for again, replaced
+                            out[sha] = (vec, toks)
                     return out
+                except sqlite3.OperationalError as exc:
+                    raise self._unusable(exc) from None
                 except sqlite3.DatabaseError as exc:
                     if attempt or not _is_corruption(exc):
                         raise
@@ -206,9 +226,12 @@ class EmbeddingCache:
                         self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", data)
                         self._conn.execute("COMMIT")
                     except BaseException:
-                        self._conn.execute("ROLLBACK")
+                        if self._conn.in_transaction:  # a failed COMMIT may have ended it already
+                            self._conn.execute("ROLLBACK")
                         raise
                     return
+                except sqlite3.OperationalError as exc:  # a full disk, a read-only file, a lock held too long
+                    raise self._unusable(exc) from None
                 except sqlite3.DatabaseError as exc:
                     if attempt or not _is_corruption(exc):
                         raise

@@ -3,9 +3,10 @@
 `Embedder` is what the rest of chunkscope embeds with: it de-duplicates texts, serves what it can from the
 `EmbeddingCache` (keyed by the embedder's identity, so switching embedders never mixes vectors), runs the rest
 through its `Encoder` in batches it can report on and stop between, and returns every call's statistics with
-its vectors. The encoder is the model runtime: the packaged all-MiniLM-L6-v2 on ONNX Runtime (torch only for
-the one-time export) or torch, any local sentence-transformers model, or an OpenAI-compatible endpoint — see
-`chunkscope.embedding.encoders` and `chunkscope.embedding.spec`. Nothing reaches the network but an endpoint the user named.
+its vectors. Its encoders are made by the embedder's backend (`chunkscope.embedding.registry`): one for a
+question, the quickest to load, and one for many texts when that differs (a GPU). Every vector is checked
+(`chunkscope.embedding.encoders.check_vectors`) before it is cached or returned. Nothing reaches the network but an
+endpoint the user named.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from chunkscope.embedding.cache import CACHE_FILE, EmbeddingCache
-from chunkscope.embedding.spec import EmbedderSpec, EmbedderSpecError, parse_embedder
-from chunkscope.embedding.encoders import EmbedError, Encoder, SentenceTransformerEncoder, onnx_runtime_available
+from chunkscope.embedding.encoders import DEFAULT_TIMEOUT, EmbedError, Encoder, EncoderOptions, check_vectors
+from chunkscope.embedding.model_info import model_dimension, model_identity
+from chunkscope.embedding.registry import parse_embedder
+from chunkscope.embedding.spec import EmbedderSpec, EmbedderSpecError
 from chunkscope.extras import (
     DEFAULT_MODEL_MODULES,
     EMBED_MODULES,
@@ -32,18 +35,21 @@ from chunkscope.extras import (
     missing_retrieval,
     require_extra,
 )
-from chunkscope.embedding.model_info import model_dimension, model_identity
 from chunkscope.paths import TokenizerError, cache_home
 from chunkscope.progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
 
 if TYPE_CHECKING:
     from chunkscope.config.reader import Config
+    from chunkscope.tokens.registry import EndpointTokenizer, WordPieceTokenizer
 
 __all__ = [
     "CACHE_FILE", "Cancelled", "DEFAULT_MODEL_MODULES", "EMBED_MODULES", "EmbedError", "EmbedStats", "Embedded",
     "Embedder", "EmbedderSpecError", "embedder_for", "EmbeddingCache", "MissingExtra", "RETRIEVAL_EXTRA", "STORE_MODULES",
     "missing_retrieval", "model_dimension", "model_identity", "require_extra", "text_sha",
 ]
+
+#: Texts to embed at once from which the bulk encoder (a GPU, when there is one) is worth loading.
+BULK_MIN_TEXTS = 64
 
 
 @dataclass(slots=True)
@@ -55,6 +61,7 @@ class EmbedStats:
     misses: int = 0  # unique texts run through the model
     truncated: int = 0  # texts longer than the model reads (max_seq_length word pieces)
     seconds: float = 0.0
+    device: str | None = None  # where the misses were embedded ("cpu (ONNX Runtime)", "cuda:0 (torch)", a host)
 
     def add(self, other: "EmbedStats") -> None:
         self.texts += other.texts
@@ -62,6 +69,7 @@ class EmbedStats:
         self.misses += other.misses
         self.truncated += other.truncated
         self.seconds += other.seconds
+        self.device = other.device or self.device
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,34 +87,16 @@ def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def runs_on_onnx(spec: EmbedderSpec, runtime: str | None, device: str | None) -> bool:
-    """Whether the model runs on ONNX Runtime: the default model, unless torch is asked for (``runtime`` or a GPU
-    ``device``, which torch keeps) or ONNX Runtime is not installed."""
-    if spec.kind != "minilm" or runtime == "torch":
-        return False
-    return runtime == "onnx" or (onnx_runtime_available() and device in (None, "cpu"))
+class _SpecTokenizer:
+    """The spec's tokenizer, loaded on the first text that needs cutting (an endpoint's cl100k encoding)."""
 
+    def __init__(self, spec: EmbedderSpec) -> None:
+        self.spec = spec
 
-def make_encoder(spec: EmbedderSpec, *, model_dir: Path | None, dim: int | None, max_seq_length: int,
-                 device: str | None = None, batch_size: int = 32, threads: int | None = None,
-                 runtime: str | None = None) -> Encoder:
-    """The encoder for ``spec``.
+    def truncation_offset(self, text: str, max_tokens: int | None = None) -> int:
+        from chunkscope.tokens import embed_tokenizer
 
-    ``runtime`` picks how the default model runs: ``"onnx"`` or ``"torch"``; None: ONNX Runtime when it is
-    installed and no GPU device was asked for (torch then keeps the GPU), else torch.
-    """
-    if spec.kind == "openai":
-        from chunkscope.embedding.backends.openai import OpenAIEncoder  # httpx only for those who use an endpoint
-
-        return OpenAIEncoder(spec, batch_size=max(batch_size, 64))
-    assert model_dir is not None
-    if runs_on_onnx(spec, runtime, device):
-        from chunkscope.embedding.backends.onnx_minilm import OnnxMiniLMEncoder
-
-        return OnnxMiniLMEncoder(spec, model_dir, max_seq_length=max_seq_length, batch_size=batch_size,
-                                 threads=threads)
-    return SentenceTransformerEncoder(spec, model_dir, dim=dim, max_seq_length=max_seq_length, device=device,
-                                      batch_size=batch_size, threads=threads)
+        return embed_tokenizer(self.spec).truncation_offset(text, max_tokens)
 
 
 class Embedder:
@@ -115,57 +105,52 @@ class Embedder:
     Args:
         model: what `parse_embedder` reads: ``"all-MiniLM-L6-v2"`` (default), ``"st:PATH"`` (or a bare folder
             path), ``"openai:MODEL"``; or an `EmbedderSpec`.
-        device: ``"cpu"``, ``"cuda"``… for a local model run by torch; default: CUDA when torch sees a GPU.
+        device: ``"cpu"``, ``"cuda"``… for a local model; default: the default model's questions on ONNX Runtime's
+            CPU and its bulk embedding on a CUDA GPU when there is one (`chunkscope.embedding.device`); another
+            local model on CUDA when torch sees a GPU.
         cache_dir: folder of the vector cache (default ``cache_home()/"embeddings"``).
         url: the endpoint of an ``openai:`` model (default OpenAI's own).
         api_key_env: the environment variable holding that endpoint's key (default ``OPENAI_API_KEY``).
         use_cache: False computes every vector afresh and stores nothing.
         batch_size: texts per model call.
         threads: intra-op threads of a local model (None: the runtime's default, one per core).
-        runtime: ``"onnx"`` or ``"torch"`` for the default model (None: ONNX Runtime when installed).
+        runtime: ``"onnx"`` or ``"torch"`` for the default model (None: chunkscope chooses).
+        timeout: seconds an endpoint may take to answer one request.
 
     Raises:
         EmbedderSpecError: the model is written wrongly.
         MissingExtra: what runs the model is not installed (raised here).
-        EmbedError: the model folder does not exist (raised here); the model cannot be loaded or the endpoint
-            refuses (first encode).
+        EmbedError: the model folder does not exist (raised here); the model cannot be loaded, the endpoint
+            refuses or answers vectors that fail `check_vectors`, or the cache cannot be written (when embedding).
     """
 
     def __init__(self, model: str | EmbedderSpec | None = None, device: str | None = None,
                  cache_dir: str | os.PathLike[str] | None = None, *, url: str | None = None,
                  api_key_env: str | None = None, use_cache: bool = True, batch_size: int = 32,
-                 threads: int | None = None, runtime: str | None = None) -> None:
+                 threads: int | None = None, runtime: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         spec = model if isinstance(model, EmbedderSpec) else parse_embedder(model, url, api_key_env=api_key_env)
         self.spec = spec
         self.model = spec.text
-        if spec.kind == "openai":
-            require_extra((("httpx", "httpx"),))
-            self.model_dir: Path | None = None
-            dim = spec.known_dim
-        else:
-            modules = () if runs_on_onnx(spec, runtime, device) else EMBED_MODULES
-            require_extra((*modules, *(DEFAULT_MODEL_MODULES if spec.is_default else ())))
-            try:
-                self.model_dir = spec.model_dir
-            except TokenizerError as exc:
-                raise EmbedError(str(exc)) from None
-            assert self.model_dir is not None
-            if not (self.model_dir / "config.json").is_file() and not (self.model_dir / "modules.json").is_file():
-                raise EmbedError(f"{spec.model}: {self.model_dir} holds no sentence-transformers model (no config.json)")
-            dim = model_dimension(self.model_dir)
+        self.options = EncoderOptions(device=device, batch_size=batch_size, threads=threads, runtime=runtime,
+                                      timeout=timeout, tokenizer=_SpecTokenizer(spec))
+        require_extra(spec.required_modules(self.options))
+        spec.check_ready()
+        self.model_dir: Path | None = spec.model_dir
         self.model_id = spec.identity
         #: What the model reads of one text, in the tokens of `tokenizer`.
         self.max_seq_length = spec.max_tokens
         self.requested_device = device
         self.batch_size = batch_size
         self.threads = threads
-        self.encoder: Encoder = make_encoder(spec, model_dir=self.model_dir, dim=dim,
-                                             max_seq_length=self.max_seq_length, device=device,
-                                             batch_size=batch_size, threads=threads, runtime=runtime)
+        #: Runs a question (and any few texts): the quickest to load.
+        self.encoder: Encoder = spec.make_encoder(self.options)
+        self._bulk: Encoder | None = None
+        self._bulk_chosen = False
+        self._last: Encoder = self.encoder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else cache_home() / "embeddings"
         self.use_cache = use_cache
         self._cache: EmbeddingCache | None = None
-        self._stats_lock = threading.Lock()  # the app's search and a background index may embed at once
+        self._lock = threading.Lock()  # the app's search and a background index may embed at once
         #: Every call's stats added up (each call also returns its own, in `Embedded.stats`).
         self.total_stats = EmbedStats()
 
@@ -184,7 +169,7 @@ class Embedder:
         return self.spec.default_threshold
 
     @property
-    def tokenizer(self):
+    def tokenizer(self) -> "WordPieceTokenizer | EndpointTokenizer":
         """The tokenizer counting what the model reads, with its limit (`chunkscope.tokens.embed_tokenizer`: word
         pieces, or an endpoint's tiktoken tokens)."""
         from chunkscope.tokens import embed_tokenizer
@@ -213,21 +198,24 @@ class Embedder:
 
     @property
     def loaded(self) -> bool:
-        return self.encoder.loaded
+        return self.encoder.loaded or (self._bulk is not None and self._bulk.loaded)
 
     @property
     def device(self) -> str | None:
-        """Where the model runs once loaded (None before)."""
-        return self.encoder.device
+        """Where the model last ran (None before it is loaded)."""
+        return self._last.device if self._last.loaded else self.encoder.device
+
+    def _encoders(self) -> list[Encoder]:
+        return [self.encoder] + ([self._bulk] if self._bulk is not None else [])
 
     @property
     def load_seconds(self) -> float:
-        return self.encoder.load_seconds
+        return sum(e.load_seconds for e in self._encoders())
 
     @property
     def encode_seconds(self) -> float:
         """Seconds spent inside the model (all calls): what indexing would cost without chunkscope around it."""
-        return self.encoder.encode_seconds
+        return sum(e.encode_seconds for e in self._encoders())
 
     # -- running the model --
 
@@ -237,10 +225,25 @@ class Embedder:
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Run the model on ``texts`` (no cache): normalized float32, one row per text."""
+        """Run the model on ``texts`` (no cache): normalized float32, one row per text, every one checked
+        (`check_vectors`)."""
+        return self._encode(self.encoder, texts)
+
+    def _encode(self, encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self.encoder.encode(texts)
+        vecs = encoder.encode(texts)
+        check_vectors(vecs, len(texts), encoder.known_dim, encoder.where())
+        self._last = encoder
+        return vecs
+
+    def _bulk_encoder(self) -> Encoder:
+        """The encoder for many texts: the spec's bulk one (a GPU) when it has one, chosen once."""
+        with self._lock:
+            if not self._bulk_chosen:
+                self._bulk = self.spec.make_bulk_encoder(self.options)
+                self._bulk_chosen = True
+        return self._bulk or self.encoder
 
     def embed(self, texts: Sequence[str], *, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
               token_counts: Sequence[int | None] | None = None, label: str = "") -> Embedded:
@@ -281,13 +284,16 @@ class Embedder:
             report = Progress(Phase.EMBED, 0, len(todo), unit="texts", label=label)
             if on_progress is not None:
                 on_progress(report)  # before the first batch, which may wait seconds for the model to load
+            encoder = self._bulk_encoder() if len(todo) >= BULK_MIN_TEXTS else self.encoder
+            stats.device = encoder.device  # None until the first batch loads it; set again below
             step = max(self.batch_size * 2, 1)
             for j in range(0, len(todo), step):
                 if cancel is not None and cancel.cancelled:
                     self._finish(stats, t0)
                     raise Cancelled(f"stopped after embedding {report.done} of {len(todo)} texts")
                 part = todo[j:j + step]
-                vecs = self.encode([texts[by_sha[s][0]] for s in part])
+                vecs = self._encode(encoder, [texts[by_sha[s][0]] for s in part])  # checked before it is kept
+                stats.device = encoder.device
                 vec_of.update(zip(part, vecs))
                 if cache is not None:
                     cache.put_many(self.model_id, ((s, v, tokens_of.get(s)) for s, v in zip(part, vecs)))
@@ -305,7 +311,7 @@ class Embedder:
 
     def _finish(self, stats: EmbedStats, t0: float) -> None:
         stats.seconds = time.perf_counter() - t0
-        with self._stats_lock:
+        with self._lock:
             self.total_stats.add(stats)
 
     def embed_query(self, text: str, *, cache: bool = False) -> np.ndarray:
@@ -318,7 +324,8 @@ class Embedder:
         if self._cache is not None:
             self._cache.close()
             self._cache = None
-        self.encoder.close()
+        for encoder in self._encoders():
+            encoder.close()
 
     def __enter__(self) -> "Embedder":
         return self
@@ -328,8 +335,9 @@ class Embedder:
 
 
 def embedder_for(config: "Config", model: str | None = None, url: str | None = None) -> Embedder:
-    """The configured embedder (``[embedder]``: model, url, device, batch_size, runtime), with ``model``/``url``
-    (a caller's explicit choice: command-line flags, a grid's value) over the file's (`Config.embedder_spec`)."""
+    """The configured embedder (``[embedder]``: model, url, device, batch_size, runtime, timeout), with
+    ``model``/``url`` (a caller's explicit choice: command-line flags, a grid's value) over the file's
+    (`Config.embedder_spec`)."""
     e = config.embedding
     return Embedder(config.embedder_spec(model, url), device=e.get("device"), batch_size=int(e.get("batch_size", 32)),
-                    runtime=e.get("runtime"))
+                    runtime=e.get("runtime"), timeout=float(e.get("timeout", DEFAULT_TIMEOUT)))

@@ -1,1 +1,1 @@
-"""evaluation"""
+"""Evaluation: the questions, their answer regions, metrics and verdicts, baselines, the probe, the sweep and tune."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from chunkscope.document.spans import Span, covered, intersection, union
+from chunkscope.document.spans import Span, intersection, union
 from chunkscope.document.structure import trim
 
 #: ``(path, start, end)``: a span of a named document.

@@ -13,7 +13,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.document.loader import Document
 
 #: The keys `chunk_metadata` adds besides the strategy's own metadata (and ``source`` when the input has none).
@@ -36,7 +36,7 @@ def chunk_metadata(doc: "Document", chunk: "Chunk", site_url: str | None = None,
         is the chunk), ``start_line``, ``end_line``, ``tokens`` (in the strategy's tokenizer), ``heading_path``
         and ``url``.
     """
-    from chunkscope.site.model import chunk_url
+    from chunkscope.site.urls import chunk_url
 
     meta = dict(base or {})
     meta.setdefault("source", doc.path)

@@ -21,7 +21,9 @@ try:
 except ImportError as exc:  # one line saying what to install, not a bare "No module named ..."
     raise missing_extra("langchain", "langchain-core and langchain-text-splitters", exc) from exc
 
-from chunkscope.chunking.chunk import Chunk, Strategy, as_strategy
+from chunkscope.chunking.model import Chunk
+from chunkscope.chunking.registry import as_strategy
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.document.loader import Document
 
 __all__ = ["ChunkscopeTextSplitter"]

@@ -31,7 +31,8 @@ try:
 except ImportError as exc:  # one line saying what to install, not a bare "No module named ..."
     raise missing_extra("llama-index", "llama-index-core", exc) from exc
 
-from chunkscope.chunking.chunk import Strategy, as_strategy
+from chunkscope.chunking.registry import as_strategy
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.document.loader import Document
 
 __all__ = ["ChunkscopeNodeParser"]
@@ -61,7 +62,8 @@ class ChunkscopeNodeParser(NodeParser):
         strat = as_strategy(strategy, params, type(self).__name__)
         # The name and every parameter value are fields, so to_dict() (and an IngestionPipeline's cache key)
         # changes whenever the cuts would.
-        super().__init__(strategy=strat.name, params=dict(strat.params), **own)
+        fields: dict[str, Any] = {"strategy": strat.name, "params": dict(strat.params), **own}
+        super().__init__(**fields)
         self._strategy = strat
 
     @classmethod

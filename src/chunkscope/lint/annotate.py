@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from chunkscope.chunking.chunk import ChunkedDoc
+from chunkscope.chunking.model import ChunkedDoc
 from chunkscope.lint.registry import RULES
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.lint.findings import Finding, LintReport
 
 def with_warnings(chunks: Sequence[Chunk], findings: Iterable[Finding]) -> list[Chunk]:

@@ -20,7 +20,11 @@ from chunkscope.lint.findings import Finding
 from chunkscope.lint.rule import Input
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk, Limits, Strategy
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from chunkscope.chunking.model import Chunk
+    from chunkscope.chunking.strategy import Limits, Strategy
     from chunkscope.config.reader import Config
     from chunkscope.document.loader import Document
     from chunkscope.retrieval.neighbours import Neighbourhoods
@@ -45,21 +49,13 @@ def is_comment(text: str, b: Block) -> bool:
 class ChunkEmbeddings(Protocol):
     """One vector per chunk of a tree, for rules that compare what a model makes of the chunks (`Input.EMBEDDINGS`).
 
-    Embeddings kept in a vector store also answer ``neighbourhoods()`` (see `TreeEmbeddings`); the rules that
-    read neighbourhoods (``hub``, ``orphan``, ``near-duplicate``) find nothing with embeddings that do not.
+    Embeddings kept in a vector store also answer ``neighbourhoods()`` (`neighbours.StoredEmbeddings`); the rules
+    that read neighbourhoods (``hub``, ``orphan``, ``near-duplicate``) find nothing with embeddings that do not.
     """
 
-    def vector(self, path: str, index: int) -> Sequence[float] | None:
-        """The vector of chunk ``index`` of the document at ``path`` (None when it has none)."""
-        ...
-
-
-class TreeEmbeddings(ChunkEmbeddings, Protocol):
-    """Embeddings that also know every chunk's nearest chunks across the tree (`neighbours.StoredEmbeddings`:
-    the store's own search over the tree's collection)."""
-
-    def neighbourhoods(self) -> Neighbourhoods:
-        """Every chunk's k nearest chunks, found once."""
+    def vector(self, path: str, index: int) -> Sequence[float] | NDArray[np.floating[Any]] | None:
+        """The vector of chunk ``index`` of the document at ``path`` (None when it has none); a list or a numpy
+        array (what a store reads back)."""
         ...
 
 

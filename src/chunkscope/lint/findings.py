@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
 
 ERROR, WARNING, OFF = "error", "warning", "off"
 SEVERITIES = (ERROR, WARNING, OFF)
@@ -27,6 +27,19 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def advice(self) -> str:
+        """What the author can do: the rule's hint, then how to silence it where the finding is intended."""
+        silence = f"if this is intended, put {ignore_comment(self.rule, self.path)} above the block"
+        return f"{self.hint}; {silence}" if self.hint else silence
+
+
+def ignore_comment(rule: str, path: str) -> str:
+    """The comment that silences ``rule`` for the next block of the file at ``path``: MDX cannot hold an HTML
+    comment, so an ``.mdx`` file gets the JSX form."""
+    if path.lower().endswith(".mdx"):
+        return f"{{/* chunkscope: ignore {rule} */}}"
+    return f"<!-- chunkscope: ignore {rule} -->"
 
 
 @dataclass

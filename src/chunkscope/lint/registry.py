@@ -7,6 +7,7 @@ A new rule is one new object in `RULES` (its class says what it finds and how to
 from __future__ import annotations
 
 from chunkscope.lint.rule import Input, Rule
+from chunkscope.lint.rules.coverage import Uncovered
 from chunkscope.lint.rules.duplicate import Duplicate
 from chunkscope.lint.rules.embedding import EmbedTruncation
 from chunkscope.lint.rules.equation import SplitEquation
@@ -29,6 +30,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     MissingMetadata(),
     EmbedTruncation(),
     Duplicate(),
+    Uncovered(),
     # Need the chunks' embeddings (`lint --embeddings`): skipped by a plain run.
     NearDuplicate(),
     Hub(),

@@ -11,8 +11,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkscope.chunking.chunk import Chunk, ChunkedDoc, Strategy, chunk_documents
-from chunkscope.document.loader import load_docs, marked_root_of
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.model import Chunk, ChunkedDoc
+from chunkscope.chunking.strategy import Strategy
+from chunkscope.document.loader import DEFAULT_MAX_BYTES, load_docs, marked_root_of
 from chunkscope.progress import Phase, Progress
 from chunkscope.lint.context import LintContext, LintRun
 from chunkscope.lint.directives import read_directives
@@ -89,7 +91,8 @@ def _earlier_pages(tree: DocsTree, strategy: Strategy, cfg: Config | None) -> li
     """The chunks of the pages a whole-tree run reads before a file linted on its own."""
     loaded = {d.path for d in tree.documents}
     full = load_docs(tree.root, ignore=cfg.ignore if cfg is not None else (),
-                     **({"max_bytes": cfg.max_file_bytes} if cfg is not None else {}))
+                     site=cfg.site if cfg is not None else None,
+                     max_bytes=cfg.max_file_bytes if cfg is not None else DEFAULT_MAX_BYTES)
     first = next((i for i, d in enumerate(full.documents) if d.path in loaded), None)
     if first is None:  # the file is not a page of the tree as read now (ignored, or the tree was built by hand)
         return []

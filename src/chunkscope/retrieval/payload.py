@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.embedding.spec import EmbedderSpec
 
 #: Bytes per vector component (float32), as the seeds' estimate counts: vectors × dimensions × 4.
@@ -38,10 +38,19 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+#: The payload key holding the strategy's own metadata. A namespace of its own, so a strategy's field never
+#: overwrites a core one nor is overwritten by it (section-sentence's ``chunk_index`` is the index within its
+#: section; the core ``chunk_index`` is the index within the document).
+META_KEY = "meta"
+#: The payload key listing the names of the strategy's metadata fields (indexed: a filter on a key tells in one
+#: index look-up whether a point has that metadata field, see `chunkscope.retrieval.engine.build_filter`).
+META_KEYS_KEY = "meta_keys"
+
+
 def chunk_payload(chunk: "Chunk", extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The point payload: the strategy's metadata at top level (filters see it), then the core fields."""
-    meta = _jsonable(chunk.metadata or {})
-    core = {
+    """The point payload: the core fields, the strategy's metadata under `META_KEY` (read it back with
+    `payload_metadata`) and its field names under `META_KEYS_KEY`."""
+    payload: dict[str, Any] = {
         "path": chunk.path,
         "start": chunk.start,
         "end": chunk.end,
@@ -58,10 +67,16 @@ def chunk_payload(chunk: "Chunk", extra: Mapping[str, Any] | None = None) -> dic
         "warnings": list(chunk.warnings),
     }
     if extra:
-        core.update(_jsonable(dict(extra)))
-    payload = {**meta, **core}
-    payload["meta_keys"] = sorted(meta)
+        payload.update(_jsonable(dict(extra)))
+    payload[META_KEY] = _jsonable(chunk.metadata or {})
+    payload[META_KEYS_KEY] = sorted(payload[META_KEY])
     return payload
+
+
+def payload_metadata(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The strategy's metadata of a stored payload, as `chunk_payload` wrote it (the chunk's ``metadata``)."""
+    meta = payload.get(META_KEY)
+    return dict(meta) if isinstance(meta, Mapping) else {}
 
 
 def payload_bytes(payload: Mapping[str, Any]) -> int:
@@ -89,7 +104,7 @@ def storage_estimate(chunks: Iterable["Chunk"], dim: int, embed_model: "str | Em
     The payload holds the embedder's token count, so chunks that lack it get it counted first (in
     ``embed_model``'s word pieces, the default model's when None), as indexing would.
     """
-    from chunkscope.chunking.chunk import count_embed_tokens
+    from chunkscope.chunking.model import count_embed_tokens
     from chunkscope.tokens import DEFAULT_EMBED_MODEL
 
     chunks = list(chunks)

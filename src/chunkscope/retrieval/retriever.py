@@ -11,22 +11,26 @@ from __future__ import annotations
 import re
 import string
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping
 
-from chunkscope.chunking.chunk import FieldFormatter
+from chunkscope.chunking.prefix import FieldFormatter
 from chunkscope.progress import CancelToken, ProgressFn
 from chunkscope.retrieval.search_modes import DEFAULT_SEARCH_MODE, check_search_mode
-from chunkscope.site.model import chunk_url, doc_numbering
-from chunkscope.retrieval.store import Hit, IndexReport, Store, StoreError
+from chunkscope.site.urls import chunk_url
+from chunkscope.site.numbering import doc_numbering
+from chunkscope.retrieval.indexing import index_chunks
+from chunkscope.retrieval.manifest import Manifest, ManifestFile, StoredTree, manifest_file, refresh
+from chunkscope.retrieval.store import Hit, IndexReport, Store
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from chunkscope.chunking.chunk import Chunk, Strategy
+    from chunkscope.chunking.model import Chunk
+    from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import Document, DocsTree
     from chunkscope.embedding.embedder import Embedder
 
-__all__ = ["Hit", "IndexReport", "Retriever", "chunk_url", "citation_fields", "render_citation", "StoreError"]
+__all__ = ["Retriever", "chunk_url", "citation_fields", "render_citation"]
 
 #: Separators between the parts of a citation; a part whose fields are all empty goes with one of its separators.
 _SEPARATOR = re.compile(r"\s*(?:›|»|\||·|—|–|,|;|:|\s-\s)\s*")
@@ -153,11 +157,17 @@ class Retriever:
         store: the vector store; the strategy's collection is selected on it.
         site_url: the published site (``https://example.org/docs``) for hit URLs; None gives routes only.
         citation_template: overrides the strategy's.
+        tree_settings: how the tree was read (`chunkscope.retrieval.manifest.tree_settings`): given, a whole tree
+            keeps a manifest of its collection, so indexing re-chunks only changed files and an unchanged tree
+            answers from the store (`stored`).
+        unread: indexed files unchanged on disk that ``tree`` does not hold (a tree read from its manifest,
+            `chunkscope.retrieval.manifest.stored_tree`): never chunked, never taken as removed.
     """
 
     def __init__(self, tree: "DocsTree", strategy: "Strategy", embedder: "Embedder", store: Store,
                  site_url: str | None = None, *, citation_template: str | None = None,
-                 search_mode: str = DEFAULT_SEARCH_MODE) -> None:
+                 search_mode: str = DEFAULT_SEARCH_MODE, tree_settings: Mapping[str, Any] | None = None,
+                 unread: Collection[str] = ()) -> None:
         self.tree = tree
         self.strategy = strategy
         self.embedder = embedder
@@ -172,15 +182,26 @@ class Retriever:
         self._docs: dict[str, "Document"] = {d.path: d for d in tree.documents}
         self.scope = loaded_paths(tree)
         self.last_report: IndexReport | None = None
-        #: The documents the strategy could not chunk (`chunkscope.chunking.chunk.ChunkedDoc` with its ``error``).
+        #: The documents the strategy could not chunk (`chunkscope.chunking.model.ChunkedDoc` with its ``error``).
         self.chunk_failures: list[Any] = []
+        self.unread = frozenset(unread)
+        self.manifest: ManifestFile | None = None
+        if tree_settings is not None and not tree.partial:
+            from chunkscope import __version__
+
+            self.manifest = manifest_file(tree.root, {
+                "collection": self.collection, "store": self.store.location, "model": embedder.model_id,
+                "limit": getattr(embedder, "max_seq_length", None), "citation_template": self.citation_template,
+                "site_url": site_url or "", "tree": dict(tree_settings), "chunkscope": __version__})
+        self._stored: Manifest | None = None
+        self._stored_checked = False
 
     @property
     def chunks(self) -> list["Chunk"]:
         """Every chunk of the tree, documents in reading order (computed once). A document the strategy cannot
         chunk is left out and listed in `chunk_failures`; the rest are indexed and searched."""
         if self._chunks is None:
-            from chunkscope.chunking.chunk import chunk_documents
+            from chunkscope.chunking.drivers import chunk_documents
 
             out: list["Chunk"] = []
             self.chunk_failures = []
@@ -190,6 +211,13 @@ class Retriever:
                     self.chunk_failures.append(r)
             self._chunks = out
         return self._chunks
+
+    def use_stored(self, stored: "StoredTree") -> None:
+        """Take the tree as its manifest knows it (`chunkscope.retrieval.manifest.stored_tree`): the documents it
+        read again, every other indexed file unread."""
+        self.tree = stored.tree
+        self.unread = stored.unread
+        self.invalidate()
 
     def invalidate(self) -> None:
         """Documents changed (reloaded in the tree): chunk again on next use."""
@@ -212,21 +240,55 @@ class Retriever:
     def _extra(self, chunk: "Chunk") -> dict[str, Any]:
         return {"citation": self.citation(chunk), "url": self.url(chunk)}
 
+    def stored(self) -> Manifest | None:
+        """The collection's manifest when it can be trusted: written for this collection and settings, and the
+        store holds as many points as it lists (a collection emptied or dropped elsewhere is indexed afresh)."""
+        if self.manifest is not None and not self._stored_checked:
+            m = self.manifest.load()
+            if m is not None and (m.collection != self.collection
+                                  or self.store.count(self.collection) != m.point_count):
+                m = None
+            self._stored, self._stored_checked = m, True
+        return self._stored
+
+    def filter_fields(self) -> set[str]:
+        """Every key a payload filter may name: the payload's own fields and the strategy's metadata keys."""
+        from chunkscope.retrieval.payload import chunk_payload
+
+        m = self.stored()
+        if m is not None:
+            return m.fields()
+        chunks = self.chunks
+        known = set(chunk_payload(chunks[0])) if chunks else set()
+        for c in chunks:
+            known.update(c.metadata or {})
+        return known
+
     def ensure_indexed(self, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None, *,
                        label: str = "") -> IndexReport:
-        """Chunk every document and bring the collection in step (cheap when nothing changed).
+        """Chunk every document and bring the collection in step (cheap when nothing changed). With a manifest
+        (``tree_settings``), only documents that changed since the last pass are chunked and written.
 
         ``cancel`` is checked between batches of points; ``on_progress`` gets `Phase.INDEX` reports.
         """
         t0 = time.perf_counter()
+        if self.manifest is not None:
+            done = refresh(self.store, self.collection, self.tree, self.strategy, self.embedder, self.stored(),
+                           self.manifest, unread=self.unread, extra=self._extra, on_progress=on_progress,
+                           cancel=cancel, label=label or self.strategy.name)
+            self._stored, self._stored_checked = done.manifest, True
+            self.chunk_failures = done.failures
+            done.report.seconds = time.perf_counter() - t0
+            self.last_report = done.report
+            return done.report
         chunks = self.chunks
         todo = [c for c in chunks if c.embed_tokens is None]
         if todo:
             # Word-piece counts go into the payload (a UI shows which chunks the model reads only partly).
             for c, n in zip(todo, self.embedder.count_tokens([c.embed_text for c in todo])):
                 c.embed_tokens = n
-        report = self.store.sync(chunks, self.embedder, self.collection, on_progress=on_progress, cancel=cancel,
-                                 extra=self._extra, scope=self.scope, label=label or self.strategy.name)
+        report = index_chunks(self.store, chunks, self.embedder, self.collection, on_progress=on_progress,
+                              cancel=cancel, extra=self._extra, scope=self.scope, label=label or self.strategy.name)
         report.seconds = time.perf_counter() - t0
         self.last_report = report
         return report
@@ -234,6 +296,9 @@ class Retriever:
     def rebuild(self) -> None:
         """Forget the indexed points, so the next `ensure_indexed` writes every one afresh: the whole collection
         for a whole tree, only the loaded files' points for a partial load (the rest of its tree stays)."""
+        if self.manifest is not None:
+            self.manifest.discard()
+            self._stored, self._stored_checked = None, True
         if self.scope is None:
             self.store.drop(self.collection)
             self.store.ensure_collection(self.collection, self.embedder.dim)
@@ -253,9 +318,3 @@ class Retriever:
         """The ``k`` best chunks for ``question``; those under ``threshold`` come back with ``kept=False``."""
         vec = None if self.search_mode == "keyword" else self.embedder.embed_query(question)
         return self.search(vec, k, threshold, filters, text=question)
-
-    def query_many(self, questions: Sequence[str], k: int = 5, threshold: float | None = None,
-                   filters: Mapping[str, Any] | None = None) -> list[list[Hit]]:
-        """Several questions, embedded in one batch (cached: eval runs repeat the same questions)."""
-        vecs = self.embedder.embed(list(questions)).vectors
-        return [self.search(v, k, threshold, filters, text=q) for v, q in zip(vecs, questions)]

@@ -2,7 +2,7 @@
 
 - ``dense``: cosine similarity of the embedder's vectors (what most chatbots do).
 - ``keyword``: BM25 over the chunks' words, scored by Qdrant from sparse vectors with its IDF modifier.
-- ``hybrid``: both, fused by Qdrant with reciprocal rank fusion.
+- ``hybrid``: both rankings, fused by reciprocal rank fusion (Qdrant's formula, k = 2; equal scores by point id).
 
 Scores differ in kind between modes (cosine, BM25, fused rank); ranks and miss reasons hold for all three.
 """

@@ -20,7 +20,6 @@ from chunkscope.tokens.slices import SliceCounter, TiktokenSliceCounter, WordsSl
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
-    from chunkscope.embedding.spec import EmbedderSpec
     from chunkscope.tokens.background import PendingOffsets
 
 DEFAULT_TOKENIZER = "cl100k_base"
@@ -266,26 +265,47 @@ class EndpointTokenizer:
         return self.encoding.decode_with_offsets(tokens)[1][limit]
 
 
-def embed_tokenizer(model: "str | EmbedderSpec" = DEFAULT_EMBED_MODEL) -> "WordPieceTokenizer | EndpointTokenizer":
+class EmbedReader(Protocol):
+    """What counting an embedder's tokens needs to know of it (an `chunkscope.embedding.spec.EmbedderSpec`, asked
+    of its backend): the tokenizer that counts what it reads, and how many of those tokens it reads."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def tokenizer_name(self) -> str: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+
+def embed_tokenizer(model: "str | EmbedReader" = DEFAULT_EMBED_MODEL) -> "WordPieceTokenizer | EndpointTokenizer":
     """The tokenizer that counts what an embedder reads, with its limit as ``max_seq_length``.
 
-    ``model`` is an `EmbedderSpec` or what a user writes for one (``all-MiniLM-L6-v2``, ``st:PATH`` or a bare
-    folder, ``openai:MODEL``): a local model's own word pieces, an endpoint's tiktoken encoding (cl100k_base).
+    ``model`` is the embedder's spec, whose backend names the tokenizer and the limit (a local model's own word
+    pieces, an endpoint's tiktoken encoding), or the name of a local model: the packaged default or a model
+    folder, read with its own word pieces and limit. An endpoint's model is counted through its spec only: what
+    a user writes for one is read by `chunkscope.embedding.registry.parse_embedder`, a layer above this one.
 
     Raises:
-        TokenizerError: the embedder is written wrongly, or its tokenizer cannot be loaded.
+        TokenizerError: the tokenizer cannot be loaded, or ``model`` names an endpoint instead of giving its spec.
     """
-    from chunkscope.embedding.spec import EmbedderSpec, EmbedderSpecError, parse_embedder
+    if isinstance(model, str):
+        if is_default_model(model):
+            return _word_pieces(DEFAULT_EMBED_MODEL)
+        prefix = model.split(":", 1)[0] if ":" in model.split("/")[0] else ""
+        if len(prefix) > 1 and not Path(model).expanduser().exists():
+            raise TokenizerError(f"{model!r} is not a local model: count its tokens with its embedder spec")
+        return _word_pieces(f"hf:{model}")
+    tok = get_tokenizer(model.tokenizer_name)
+    if isinstance(tok, TiktokenTokenizer):
+        return EndpointTokenizer(tok, model.max_tokens)
+    if isinstance(tok, WordPieceTokenizer):
+        return tok
+    raise TokenizerError(f"{model.text}: {model.tokenizer_name} does not count an embedding model's tokens")
 
-    if isinstance(model, EmbedderSpec):
-        spec = model
-    else:
-        try:
-            spec = parse_embedder(model)
-        except EmbedderSpecError as exc:
-            raise TokenizerError(str(exc)) from None
-    name = spec.tokenizer_name
-    if name in TIKTOKEN_NAMES:
-        return EndpointTokenizer(get_tokenizer(name), spec.max_tokens)  # type: ignore[arg-type]
-    return get_tokenizer(name)  # type: ignore[return-value] - a local model's name makes a WordPieceTokenizer
 
+def _word_pieces(name: str) -> WordPieceTokenizer:
+    tok = get_tokenizer(name)
+    assert isinstance(tok, WordPieceTokenizer)  # the default model's and hf:<dir> names make word pieces
+    return tok

@@ -6,11 +6,14 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
+from textual.dom import DOMNode
 
-from chunkscope.chunking.chunk import ParamError, UnknownStrategy
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import UnknownStrategy
 from chunkscope.safe_text import visible
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
+from chunkscope.tui.failures import WorkerFailed, failure_text
 from chunkscope.tui.screens.explorer import ExplorerScreen
 from chunkscope.tui.headless.session import resolve
 
@@ -25,12 +28,19 @@ def commands_provider():
     return ChunkscopeCommands
 
 
+def files_provider():
+    """The palette's pages of the tree (``open: <path>``), imported when the palette first opens."""
+    from chunkscope.tui.commands import FileFinder
+
+    return FileFinder
+
+
 class ChunkscopeApp(App[int]):
     """See how a docs tree is cut into chunks, tune the strategy live, ask questions, lint."""
 
     CSS_PATH = "app.tcss"
     TITLE = "chunkscope"
-    COMMANDS = App.COMMANDS | {commands_provider}
+    COMMANDS = App.COMMANDS | {commands_provider, files_provider}
 
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="leave chunkscope"),
@@ -38,6 +48,8 @@ class ChunkscopeApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit-anywhere", priority=True,
                 tooltip="leave chunkscope, even from a text field"),
         Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="keys, colours and commands"),
+        Binding("ctrl+g", "find_file", "Go to page", id="app.find-file",
+                tooltip="find a page of the tree by name (a few letters, fuzzy) and open it"),
         # The query pane's index build goes on behind a closed pane (the footer shows it): this stops it from
         # anywhere in the explorer. Priority, so a text field's "cut" does not take it while a build runs; at any
         # other time the key falls through to the field.
@@ -61,6 +73,11 @@ class ChunkscopeApp(App[int]):
             more = f"\n… and {len(self.docs.problems) - 5} more" if len(self.docs.problems) > 5 else ""
             self.notify(shown + more, title=f"{len(self.docs.problems)} files skipped", severity="warning", timeout=10)
 
+    def on_worker_failed(self, msg: WorkerFailed) -> None:
+        """The one place a worker's failure becomes a notification (screens and panes post theirs)."""
+        text, title = failure_text(msg.worker)
+        self.notify(text, title=title, severity="error", timeout=8, markup=False)
+
     @property
     def explorer(self) -> ExplorerScreen:
         return next(s for s in self.screen_stack if isinstance(s, ExplorerScreen))
@@ -69,9 +86,12 @@ class ChunkscopeApp(App[int]):
         """The explorer's query pane while it builds an index, else None."""
         if not isinstance(self.screen, ExplorerScreen):
             return None
-        panes = self.screen.query("#query-pane")
-        pane = panes.first() if panes else None
-        return pane if pane is not None and pane.check_action("cancel_index", ()) else None
+        if not self.screen.query("#query-pane"):
+            return None
+        from chunkscope.tui.widgets.query_pane import QueryPane  # loaded already: the pane is there
+
+        pane = self.screen.query_one("#query-pane", QueryPane)
+        return pane if pane.check_action("cancel_index", ()) else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop_indexing":
@@ -82,6 +102,12 @@ class ChunkscopeApp(App[int]):
         pane = self._index_pane()
         if pane is not None:
             pane.action_cancel_index()
+
+    def action_find_file(self) -> None:
+        """Key ctrl+g: the palette with the tree's pages alone; a few letters of a name, Enter opens it."""
+        from textual.command import CommandPalette
+
+        self.push_screen(CommandPalette(providers=[files_provider()], placeholder="Go to a page by name…"))
 
     def action_help(self) -> None:
         from chunkscope.tui.screens.help import HelpScreen
@@ -96,15 +122,18 @@ class ChunkscopeApp(App[int]):
         from chunkscope.tui.widgets.query_pane import HitList, QueryPane
         from chunkscope.tui.widgets.source_view import SourceView
 
+        def bindings(*owners: type[DOMNode]) -> list[Binding]:
+            return [b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding)]
+
         groups = [
-            ("Everywhere", list(self.BINDINGS)),
-            ("Explorer", list(ExplorerScreen.BINDINGS)),
-            ("Source view", list(SourceView.BINDINGS)),
-            ("Query pane", list(QueryPane.BINDINGS) + list(HitList.BINDINGS)),
-            ("Lint pane", list(LintPane.BINDINGS)),
-            ("Files view", list(FilesScreen.BINDINGS) + list(FilesTable.BINDINGS)),
-            ("Compare mode", list(CompareScreen.BINDINGS)),
-            ("Evaluation", list(EvaluationScreen.BINDINGS) + list(MissedList.BINDINGS)),
+            ("Everywhere", bindings(type(self))),
+            ("Explorer", bindings(ExplorerScreen)),
+            ("Source view", bindings(SourceView)),
+            ("Query pane", bindings(QueryPane, HitList)),
+            ("Lint pane", bindings(LintPane)),
+            ("Files view", bindings(FilesScreen, FilesTable)),
+            ("Compare mode", bindings(CompareScreen)),
+            ("Evaluation", bindings(EvaluationScreen, MissedList)),
         ]
         keymap = {k: ",".join(v) if isinstance(v, (list, tuple)) else str(v) for k, v in (self._keymap or {}).items()}
         self.push_screen(HelpScreen(groups, keymap))

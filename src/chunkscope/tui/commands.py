@@ -1,13 +1,25 @@
-"""Command palette commands, named "category: action": strategies, compare, index, export, views, help."""
+"""Command palette commands, named "category: action": strategies, compare, index, export, views, help, and the
+tree's pages (``open: <path>``, also alone behind ctrl+g)."""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from typing import Callable, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from chunkscope.chunking.chunk import strategy_names
+from chunkscope.chunking.registry import strategy_names
+from chunkscope.safe_text import visible
+
+
+class PaletteApp(Protocol):
+    """What the commands ask of the app (the app's module imports this one: no import back)."""
+
+    def choose_strategy(self, name: str) -> None: ...
+
+    def compare_with(self, name: str) -> None: ...
+
+    def action_help(self) -> None: ...
 
 
 class ChunkscopeCommands(Provider):
@@ -16,8 +28,8 @@ class ChunkscopeCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         from chunkscope.tui.screens.explorer import ExplorerScreen
 
-        app = self.app
-        explorer = next((s for s in app.screen_stack if isinstance(s, ExplorerScreen)), None)
+        app = cast(PaletteApp, self.app)
+        explorer = next((s for s in self.app.screen_stack if isinstance(s, ExplorerScreen)), None)
         if explorer is None:
             return []
         out: list[tuple[str, Callable[[], object], str]] = []
@@ -52,3 +64,35 @@ class ChunkscopeCommands(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+
+class FileFinder(Provider):
+    """The tree's pages by path and title, matched fuzzily: ``open: <path>`` opens one in the explorer."""
+
+    def _pages(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """(path, title, open it) of every page, in reading order (read on the UI thread: the watcher edits the
+        list)."""
+        from chunkscope.tui.screens.explorer import ExplorerScreen
+
+        explorer = next((s for s in self.app.screen_stack if isinstance(s, ExplorerScreen)), None)
+        if explorer is None:
+            return []
+        pages: list[tuple[str, str, Callable[[], object]]] = []
+        for doc in explorer.docs.documents:
+            title = doc.front_matter.get("title")
+            pages.append((doc.path, visible(title, oneline=True) if isinstance(title, str) else "",
+                          partial(explorer.open_page, doc.path)))
+        return pages
+
+    async def discover(self) -> Hits:
+        for path, title, open_it in self._pages():
+            yield DiscoveryHit(f"open: {visible(path, oneline=True)}", open_it, help=title or None)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for path, title, open_it in self._pages():
+            text = f"open: {visible(path, oneline=True)}"
+            # The name or the title, whichever matches better (a chapter is found by either).
+            score = max(matcher.match(text), matcher.match(title) * 0.9 if title else 0.0)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), open_it, help=title or None)

@@ -23,7 +23,7 @@ from rich.cells import cell_len, get_character_cell_size, split_graphemes
 from rich.segment import Segment
 from rich.style import Style
 
-from chunkscope.chunking.chunk import Chunk
+from chunkscope.chunking.model import Chunk
 from chunkscope.safe_text import visible
 from chunkscope.document.loader import Document
 from chunkscope.document.outline_scan import line_of

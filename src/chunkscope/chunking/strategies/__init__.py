@@ -1,1 +1,1 @@
-"""The built-in chunking strategies, one module each; `chunkscope.chunking.chunk` holds the registry."""
+"""The built-in chunking strategies, one module each; `chunkscope.chunking.registry` names them."""

@@ -1,17 +1,17 @@
-"""Pieces the structure-aware strategies share: sections by heading level, protected blocks, greedy packing."""
+"""Pieces the strategies share: sections by heading level, protected blocks, split-fence marks of spans."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Iterable
 
+from chunkscope.chunking.model import SPLIT_FENCE, Span
 from chunkscope.document.analysis import MemoSlot
 from chunkscope.document.structure import ATOMIC_KINDS, Block, Heading, trim  # noqa: F401 - trim: the strategies import it from here
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
-    from chunkscope.tokens import SliceCounter
 
 
 @dataclass(slots=True)
@@ -85,15 +85,12 @@ class Protected:
                 return self.spans[i]
         return None
 
-    def splits(self, pos: int) -> bool:
-        return self.containing(pos) is not None
-
     def fence_at(self, pos: int) -> bool:
         c = self.containing(pos)
         return c is not None and c[2].kind in ("fence", "code")
 
     def cuts(self, text: str, pos: int) -> bool:
-        """A boundary at ``pos`` leaves content of one protected block on both sides. Unlike `splits`, an
+        """A boundary at ``pos`` leaves content of one protected block on both sides. Unlike `containing`, an
         unclosed fence's trailing blank lines (which a trimmed chunk end falls into) do not count."""
         c = self.containing(pos)
         return c is not None and bool(text[c[0]:pos].strip()) and bool(text[pos:c[1]].strip())
@@ -109,26 +106,28 @@ class Protected:
         return total
 
 
-def pack(units: Sequence[tuple[int, int]], budget: int, counter: "SliceCounter") -> list[tuple[int, int, bool]]:
-    """Greedily join consecutive units into ranges of at most ``budget`` tokens.
+def keep_split_fences_no_chunk_holds(spans: list[Span], fence_containing: Callable[[int], tuple[int, int] | None]
+                                     ) -> list[Span]:
+    """``spans`` without the `SPLIT_FENCE` warnings whose fences another span holds whole.
 
-    Units are contiguous-or-gapped ranges in document order; a packed range runs from its first unit's start to
-    its last unit's end (so the gaps between units, usually whitespace, stay inside the chunk). A unit that alone
-    exceeds the budget becomes its own range, flagged ``True`` (oversize).
+    A strategy marks a span whose end falls inside a fenced code block; with overlapping spans, the next one may
+    hold that block whole. Seed 001's check is that no code block is split *across chunks*, and lint's
+    split-fence judges so (one whole copy is enough): the chunk's own mark must agree with it, or the chunk table
+    shows an error that ``lint`` does not report. ``fence_containing(pos)``: the strategy's fence strictly
+    containing ``pos``, if any.
     """
-    out: list[tuple[int, int, bool]] = []
-    cur_s = cur_e = None
-    for s, e in units:
-        if cur_s is None:
-            cur_s, cur_e = s, e
-            continue
-        if counter.count(cur_s, e) <= budget:
-            cur_e = e
-            continue
-        out.append((cur_s, cur_e, counter.count(cur_s, cur_e) > budget))
-        cur_s, cur_e = s, e
-    if cur_s is not None:
-        out.append((cur_s, cur_e, counter.count(cur_s, cur_e) > budget))
+    bounds = [(sp.start, sp.end) for sp in spans]
+
+    def held(fence: tuple[int, int]) -> bool:
+        return any(a <= fence[0] and fence[1] <= b for a, b in bounds)
+
+    out: list[Span] = []
+    for sp in spans:
+        if SPLIT_FENCE in sp.warnings:
+            cut = [f for f in (fence_containing(sp.start), fence_containing(sp.end)) if f is not None]
+            if cut and all(held(f) for f in cut):
+                sp = replace(sp, warnings=[w for w in sp.warnings if w != SPLIT_FENCE])
+        out.append(sp)
     return out
 
 

@@ -20,14 +20,16 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from chunkscope.document.analysis import MemoSlot
-from chunkscope.chunking.chunk import (OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy,
-                     keep_split_fences_no_chunk_holds)
-from chunkscope.site.model import doc_numbering
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
+from chunkscope.chunking.params import Constraint, Param, ParamError
+from chunkscope.chunking.strategies._common import keep_split_fences_no_chunk_holds
+from chunkscope.chunking.strategy import Limits, SearchSpace, Strategy
+from chunkscope.site.numbering import doc_numbering
 from chunkscope.tokens import TIKTOKEN_NAMES
 from chunkscope.chunking.strategies._common import FENCE_KINDS, Protected, sections, trim
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.document.loader import Document
     from chunkscope.tokens import SliceCounter
 
@@ -73,6 +75,15 @@ class ContentTypeStrategy(Strategy):
     )
     constraints: ClassVar[tuple[Constraint, ...]] = tuple(
         Constraint("overlap_tokens", "<", f"{kind}_tokens") for kind in TYPES)
+    #: The three budgets and the overlap move together (the overlap stays below each budget): one axis of settings.
+    search_space: ClassVar[SearchSpace] = {
+        ("theoretical_tokens", "code_tokens", "mixed_tokens", "overlap_tokens"): (
+            {"theoretical_tokens": 256, "code_tokens": 384, "mixed_tokens": 320, "overlap_tokens": 64},
+            {"theoretical_tokens": 512, "code_tokens": 768, "mixed_tokens": 640, "overlap_tokens": 128},
+            {},
+        ),
+        "split_level": (2, 3),
+    }
     required_metadata: ClassVar[tuple[str, ...]] = ("module", "chapter", "section", "type")
     metadata_fields: ClassVar[tuple[str, ...]] = ("language", "framework", "complexity", "prerequisites",
                                                   "related_sections")

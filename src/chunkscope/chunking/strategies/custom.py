@@ -2,9 +2,12 @@
 
 The function takes a document's text (the whole file as decoded, front matter included, so offsets agree with
 chunkscope's) and returns either a list of strings, each found verbatim in the text, or a list of
-``(start, end)`` character offsets. Strings are located in order, each searched from just after the previous
-chunk's start, so chunkers whose chunks overlap work. Anything that cannot be placed is an error naming the
-chunk, never a silent guess.
+``(start, end)`` character offsets. Strings are located in order, each searched from the previous chunk's end
+(from just after its start with ``overlap = true``, for chunkers whose chunks overlap). Its chunks are checked as a
+built-in's are: inside the text, in order, overlapping only when ``overlap`` says so, none inside the one before;
+lint's ``uncovered`` rule finds the body text no chunk holds. Anything that cannot be placed is an error naming
+the chunk, never a silent guess, and so is anything the function raises (``SystemExit`` included: only the user's
+Ctrl-C, a ``KeyboardInterrupt``, goes through).
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import os
 import sys
 import zlib
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-from chunkscope.chunking.chunk import Limits, Param, ParamError, Span, Strategy
+from chunkscope.chunking.model import Span
+from chunkscope.chunking.params import Param, ParamError
+from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.tokens import TOKENIZER_NAMES
 
 if TYPE_CHECKING:
@@ -27,6 +33,24 @@ if TYPE_CHECKING:
 
 class CustomChunkerError(ParamError):
     """The user's chunker returned something chunkscope cannot place in the document; one line."""
+
+
+class RefusedCallable(str):
+    """A ``callable`` that must not be imported (one a docs tree's config names and the user has not allowed, see
+    `chunkscope.config.trust`): the string as written, with the one-line ``refusal`` that `load_callable` raises
+    instead of importing it. A callable given on the command line or in the user's own config is a plain ``str``.
+    """
+
+    refusal: str
+
+    def __new__(cls, spec: str, refusal: str) -> "RefusedCallable":
+        obj = super().__new__(cls, spec)
+        obj.refusal = refusal
+        return obj
+
+    def __reduce__(self) -> tuple[type["RefusedCallable"], tuple[str, str]]:
+        # copy.deepcopy (a config copied with the command line's settings) and pickling keep the mark.
+        return (RefusedCallable, (str(self), self.refusal))
 
 
 class CustomStrategy(Strategy):
@@ -41,6 +65,8 @@ class CustomStrategy(Strategy):
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("callable", str, "", "the chunker, as module:function or path/to/file.py:function (required)"),
         Param("tokenizer", str, "cl100k_base", f"tokenizer chunk sizes are shown in ({', '.join(TOKENIZER_NAMES)} or hf:<dir>)"),
+        Param("overlap", bool, False, "chunks may overlap the previous one (a sliding window); else an overlap is an "
+                                      "error"),
     )
 
     def validate(self) -> None:
@@ -56,7 +82,9 @@ class CustomStrategy(Strategy):
         spec = self.params["callable"]
         try:
             result = self._fn(doc.text)
-        except Exception as exc:  # the user's code: report it in one line, with where it came from
+        except KeyboardInterrupt:
+            raise  # the user's Ctrl-C stops the command as everywhere else
+        except BaseException as exc:  # the user's code, SystemExit included: its failure, in one line, never an exit
             raise CustomChunkerError(f"{self.name}: {spec} raised {type(exc).__name__}: {_one_line(str(exc))}") from exc
         if result is None or isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
             raise CustomChunkerError(
@@ -66,22 +94,25 @@ class CustomStrategy(Strategy):
         if not items:
             return []
         strings = [isinstance(x, str) for x in items]
+        overlap = bool(self.params["overlap"])
         if all(strings):
-            return locate_strings(doc.text, items, self.name)
+            return locate_strings(doc.text, items, self.name, overlap=overlap)
         if any(strings):
             n = strings.index(not strings[0]) + 1
             raise CustomChunkerError(f"{self.name}: {spec} mixes strings and (start, end) pairs (chunk {n} differs from chunk 1)")
-        return check_pairs(len(doc.text), items, self.name)
+        return check_pairs(len(doc.text), items, self.name, overlap=overlap)
 
 
-def locate_strings(text: str, pieces: list[str], strategy: str = "custom") -> list[Span]:
-    """Find each piece verbatim, searching from just after the previous chunk's start."""
+def locate_strings(text: str, pieces: list[str], strategy: str = "custom", *, overlap: bool = False) -> list[Span]:
+    """Find each piece verbatim, searching from the previous chunk's end (``overlap``: from just after its start)."""
     spans: list[Span] = []
-    search_from = 0
     for n, piece in enumerate(pieces, 1):
         if not piece:
             continue  # an empty string is no chunk and has no place
-        at = text.find(piece, search_from)
+        prev = spans[-1] if spans else None
+        at = text.find(piece, 0 if prev is None else prev.start + 1 if overlap else prev.end)
+        if at == -1 and prev is not None and not overlap and text.find(piece, prev.start + 1) != -1:
+            at = text.find(piece, prev.start + 1)  # found only overlapping the previous chunk: said below
         if at == -1:
             head = piece[:40]
             more = "…" if len(piece) > 40 else ""
@@ -89,13 +120,26 @@ def locate_strings(text: str, pieces: list[str], strategy: str = "custom") -> li
             raise CustomChunkerError(
                 f"{strategy}: chunk {n} is not in the document verbatim{hint}: {head!r}{more}"
             )
-        spans.append(Span(at, at + len(piece)))
-        search_from = at + 1
+        spans.append(_checked(Span(at, at + len(piece)), prev, n, strategy, overlap))
     return spans
 
 
-def check_pairs(length: int, items: list[Any], strategy: str = "custom") -> list[Span]:
-    """Validate ``(start, end)`` pairs: integers, ``0 <= start < end <= length``, starts in order."""
+def _checked(span: Span, prev: Span | None, n: int, strategy: str, overlap: bool) -> Span:
+    """``span`` when it may follow ``prev``: after it, or overlapping it when ``overlap`` allows, never inside it."""
+    if prev is None or span.start >= prev.end:
+        return span
+    if span.end <= prev.end:
+        raise CustomChunkerError(f"{strategy}: chunk {n} ({span.start}, {span.end}) lies inside chunk {n - 1} "
+                                 f"({prev.start}, {prev.end}); it adds nothing")
+    if not overlap:
+        raise CustomChunkerError(f"{strategy}: chunk {n} ({span.start}, {span.end}) overlaps chunk {n - 1} "
+                                 f"({prev.start}, {prev.end}); set overlap = true if your chunker means it")
+    return span
+
+
+def check_pairs(length: int, items: list[Any], strategy: str = "custom", *, overlap: bool = False) -> list[Span]:
+    """Validate ``(start, end)`` pairs: integers, ``0 <= start < end <= length``, starts in order, overlapping the
+    previous pair only with ``overlap``, never inside it."""
     spans: list[Span] = []
     for n, item in enumerate(items, 1):
         if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
@@ -112,12 +156,18 @@ def check_pairs(length: int, items: list[Any], strategy: str = "custom") -> list
             )
         if spans and start < spans[-1].start:
             raise CustomChunkerError(f"{strategy}: chunk {n} starts at {start}, before chunk {n - 1} ({spans[-1].start}); chunks must be in order")
-        spans.append(Span(start, end))
+        spans.append(_checked(Span(start, end), spans[-1] if spans else None, n, strategy, overlap))
     return spans
 
 
 def load_callable(spec: str, strategy: str = "custom") -> Callable[[str], Any]:
-    """Import ``module:function`` (the module may also be a ``.py`` file path); one-line errors."""
+    """Import ``module:function`` (the module may also be a ``.py`` file path); one-line errors.
+
+    A `RefusedCallable` (a callable named by a docs tree's config the user has not allowed) is refused, never
+    imported.
+    """
+    if isinstance(spec, RefusedCallable):
+        raise ParamError(spec.refusal)
     spec = spec.strip()
     if not spec:
         raise ParamError(f"{strategy}: callable is required: give your chunker as module:function")
@@ -134,7 +184,9 @@ def load_callable(spec: str, strategy: str = "custom") -> Callable[[str], Any]:
         raise
     except ModuleNotFoundError as exc:
         raise ParamError(f"{strategy}: cannot import {mod_name!r}: {exc}") from None
-    except Exception as exc:  # a module that fails while importing: syntax errors, its own imports
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a module that fails while importing (SystemExit too): syntax errors, its imports
         raise ParamError(f"{strategy}: importing {mod_name!r} failed: {type(exc).__name__}: {_one_line(str(exc))}") from None
     obj: Any = module
     for part in fn_name.split("."):  # "module:Class.method" works too
@@ -146,7 +198,7 @@ def load_callable(spec: str, strategy: str = "custom") -> Callable[[str], Any]:
     return obj
 
 
-def _import_module(name: str):
+def _import_module(name: str) -> ModuleType:
     """Import a module by name, also from the current folder (a console script's sys.path lacks it)."""
     cwd = os.getcwd()
     if cwd in sys.path or "" in sys.path:
@@ -161,7 +213,7 @@ def _import_module(name: str):
             pass
 
 
-def _import_file(path: Path, strategy: str):
+def _import_file(path: Path, strategy: str) -> ModuleType:
     """Load a module from a ``.py`` file without touching sys.path (re-read on every load: edits show)."""
     if not path.is_file():
         raise ParamError(f"{strategy}: no such file {str(path)!r}")

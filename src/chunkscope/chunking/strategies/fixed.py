@@ -1,21 +1,27 @@
 """Fixed token windows: the baseline seeds 000, 001 and 003 weighed and rejected.
 
-Window ``i`` covers the whole document's tokens ``[i * (size - overlap), i * (size - overlap) + size)``; its chunk
-is the slice of text from the first of those tokens to the last (token char offsets come from the document's
-`SliceCounter`). A slice re-encoded on its own can tokenize differently at its edges, so each chunk's *exact*
-count is checked and its end pulled back until the count fits. A window never starts after the previous chunk's
-end, so pulling an end back never leaves text uncovered. The windows ignore Markdown entirely: that is the point
-of the baseline, and why chunks that cut a fenced code block carry ``split-fence``. Headings and fences come
-from the document's `Outline` (no full Markdown parse).
+Window ``i`` covers the body's tokens ``[i * (size - overlap), i * (size - overlap) + size)`` (the body: the text
+after the YAML front matter, which is metadata and never chunk text); its chunk is the slice of text from the
+first of those tokens to the last (token char offsets come from the document's whole-text `SliceCounter`). A
+slice re-encoded on its own can tokenize differently at its edges, so each chunk's *exact* count is checked and
+its end pulled back until the count fits. A window never starts after the previous chunk's end, so pulling an
+end back never leaves text uncovered. The windows ignore Markdown entirely: that is the point of the baseline,
+and why chunks that cut a fenced code block carry ``split-fence``. Headings and fences come from the
+document's `Outline` (no full Markdown parse).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, Span, Strategy, keep_split_fences_no_chunk_holds
-from chunkscope.site.model import doc_numbering
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
+from chunkscope.chunking.params import Constraint, Param
+from chunkscope.chunking.strategies._common import keep_split_fences_no_chunk_holds
+from chunkscope.chunking.strategy import Limits, Strategy
+from chunkscope.site.numbering import doc_numbering
 from chunkscope.document.structure import first_content
+from chunkscope.tokens import TiktokenSliceCounter
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
@@ -27,7 +33,7 @@ class FixedStrategy(Strategy):
     name = "fixed"
     seed = "000/001/003 rejected baseline"
     description = (
-        "Fixed windows of chunk_size whole-document tokens, each starting chunk_size - chunk_overlap tokens after "
+        "Fixed windows of chunk_size tokens of the page body, each starting chunk_size - chunk_overlap tokens after "
         "the last; the structure-blind baseline the seeds rejected."
     )
     parameters = (
@@ -36,6 +42,7 @@ class FixedStrategy(Strategy):
         Param("encoding", str, "cl100k_base", "tiktoken encoding of the windows", choices=("cl100k_base", "o200k_base")),
     )
     constraints = (Constraint("chunk_overlap", "<", "chunk_size"),)
+    search_space = {"chunk_size": (128, 256, 384, 512), "chunk_overlap": (0, 50)}
     required_metadata = ("chapter_id",)
     metadata_fields = ("chunk_index", "token_count", "heading")
     citation_template = "{chapter_id} › {heading}"
@@ -44,10 +51,12 @@ class FixedStrategy(Strategy):
         return Limits(self.params["encoding"], self.params["chunk_size"])
 
     def ranges(self, doc: "Document") -> list[tuple[int, int]]:
-        """``(start, end)`` of every window over the whole text, each with an exact count within chunk_size."""
+        """``(start, end)`` of every window over the body, each with an exact count within chunk_size."""
         size = self.params["chunk_size"]
         step = size - self.params["chunk_overlap"]
         counter = self.counter(doc)
+        if not isinstance(counter, TiktokenSliceCounter):  # `encoding` allows tiktoken's encodings only
+            raise TypeError(f"{self.name}: windows need a tiktoken encoding, got {self.length_tokenizer!r}")
         count = counter.count
         starts = counter.starts  # char offset of each whole-document token, then len(text)
         ntok = len(starts) - 1
@@ -61,8 +70,8 @@ class FixedStrategy(Strategy):
             return b
 
         out: list[tuple[int, int]] = []
-        a = 0
-        first_tok = 0
+        a = doc.body_start
+        first_tok = bisect_left(starts, a)  # the first token starting in the body
         while a < tlen:
             target = starts[min(first_tok + size, ntok)]
             b = fit(a, target)

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, ClassVar
 
-from chunkscope.chunking.chunk import OVERSIZE, Constraint, Limits, Param, Span, Strategy
+from chunkscope.chunking.model import OVERSIZE, Span
+from chunkscope.chunking.params import Constraint, Param
+from chunkscope.chunking.strategy import Limits, SearchSpace, Strategy
 from chunkscope.chunking.strategies._common import FENCE_KINDS, Protected, sections, trim
 
 if TYPE_CHECKING:
@@ -70,6 +72,15 @@ class HeaderWindowStrategy(Strategy):
         Constraint("min_words", "<=", "max_words"),
         Constraint("lint_min_words", "<=", "hard_max_words"),
     )
+    #: The word counts move together (a window must stay within its section's limit): one axis of settings.
+    search_space: ClassVar[SearchSpace] = {
+        ("max_words", "target_words", "overlap_words", "min_words", "lint_min_words"): (
+            {"max_words": 150, "target_words": 120, "overlap_words": 20, "min_words": 40, "lint_min_words": 40},
+            {"max_words": 300, "target_words": 220, "overlap_words": 40, "min_words": 80, "lint_min_words": 80},
+            {"max_words": 500, "target_words": 380, "overlap_words": 60, "min_words": 100},
+            {},
+        ),
+    }
     required_metadata: ClassVar[tuple[str, ...]] = ("chapter", "section")
     metadata_fields: ClassVar[tuple[str, ...]] = ("subsection", "sections", "file_path", "chunk_index")
     citation_template: ClassVar[str] = "{chapter} › {section}"

@@ -2,8 +2,9 @@
 
 Seed 004 (ADR-003) chunks every chapter with LangChain's ``RecursiveCharacterTextSplitter`` built by
 ``from_tiktoken_encoder`` (512 tokens, 50 overlap, separators ``["\\n\\n", "\\n", ". ", " ", ""]``). This module
-gives chunk-for-chunk the same texts, written from that splitter's documented behaviour, but on ``(start, end)``
-ranges into ``Document.text`` instead of strings:
+gives chunk-for-chunk the same texts as that splitter run on the page body (the text after the YAML front
+matter, which is metadata and never chunk text), written from the splitter's documented behaviour, but on
+``(start, end)`` ranges into ``Document.text`` instead of strings:
 
 * **Choosing a separator.** For a range, the first separator that occurs inside it is used, and the ones after it
   are kept for recursion. ``""`` always matches (cut between characters) and ends the list. When none occurs and
@@ -34,9 +35,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from chunkscope.document.analysis import MemoSlot
-from chunkscope.chunking.chunk import (OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, ParamError, Span, Strategy,
-                     keep_split_fences_no_chunk_holds)
-from chunkscope.site.model import doc_numbering
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
+from chunkscope.chunking.params import Constraint, Param, ParamError
+from chunkscope.chunking.strategies._common import keep_split_fences_no_chunk_holds
+from chunkscope.chunking.strategy import Limits, Strategy
+from chunkscope.site.numbering import doc_numbering
 from chunkscope.document.structure import first_content, trim
 
 if TYPE_CHECKING:
@@ -154,15 +157,21 @@ class RecursiveStrategy(Strategy):
     seed = "004"
     description = (
         "Recursive separator splitting (paragraph, line, sentence, word, character) into token-budgeted chunks "
-        "with overlap; the same chunk texts as LangChain's RecursiveCharacterTextSplitter.from_tiktoken_encoder."
+        "with overlap; the same chunks as LangChain's RecursiveCharacterTextSplitter.from_tiktoken_encoder on the "
+        "page body."
     )
     parameters = (
         Param("chunk_size", int, 512, "Most tokens in a chunk, as the pieces' separate counts add up", min=1, max=100000),
         Param("chunk_overlap", int, 50, "Tokens of trailing pieces carried into the next chunk (< chunk_size)", min=0),
         Param("encoding", str, "cl100k_base", "tiktoken encoding that measures lengths", choices=("cl100k_base", "o200k_base")),
         Param("separators", list, list(DEFAULT_SEPARATORS), "Separators tried in order; \"\" cuts between characters"),
+        # Seed 004's pipeline calls split_text(chapter_markdown) on the whole file, so it embedded the front matter
+        # (slug, sidebar_position, title); kept by name for reproducing that pipeline, never the default.
+        Param("include_front_matter", bool, False, "Chunk the YAML front matter too, as seed 004's pipeline did "
+              "(it splits the whole file)"),
     )
     constraints = (Constraint("chunk_overlap", "<", "chunk_size"),)
+    search_space = {"chunk_size": (128, 256, 384, 512), "chunk_overlap": (0, 50)}
     required_metadata = ("chapter_id", "heading")
     metadata_fields = ("module", "week_number", "chunk_index", "token_count")
     citation_template = "{chapter_id} › {heading}"
@@ -178,16 +187,16 @@ class RecursiveStrategy(Strategy):
         return Limits(self.params["encoding"], self.params["chunk_size"])
 
     def ranges(self, doc: "Document") -> list[tuple[int, int, int]]:
-        """The chunk ranges ``(start, end, summed piece count)`` for the whole text of ``doc``."""
+        """The chunk ranges ``(start, end, summed piece count)`` for the body of ``doc`` (its whole text with
+        ``include_front_matter``)."""
         p = self.params
         counter = self.counter(doc)
         memo = doc.analysis.memo(_PIECES, dict).setdefault(self.length_tokenizer, {})
         splitter = RecursiveSplitter(doc.text, p["chunk_size"], p["chunk_overlap"], p["separators"],
                                      counter.piece_counts, memo)
-        return splitter.split(0, len(doc.text))
+        return splitter.split(0 if p["include_front_matter"] else doc.body_start, len(doc.text))
 
     def spans(self, doc: "Document") -> list[Span]:
-        # Seed 004 hands LangChain the whole file, front matter included; so do we, so the texts stay identical.
         text = doc.text
         size = self.params["chunk_size"]
         count = self.counter(doc).count

@@ -31,8 +31,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from chunkscope.chunking.chunk import OVERSIZE, Constraint, Limits, Param, Span, Strategy
-from chunkscope.site.model import doc_numbering, heading_fragment
+from chunkscope.chunking.model import OVERSIZE, Span
+from chunkscope.chunking.params import Constraint, Param
+from chunkscope.chunking.strategy import Limits, Strategy
+from chunkscope.site.numbering import doc_numbering
+from chunkscope.site.urls import heading_fragment
 from chunkscope.document.structure import Heading
 from chunkscope.chunking.strategies._common import Protected, Section, sections, trim
 
@@ -155,6 +158,7 @@ class SectionStrategy(Strategy):
     # No pair for overlap_tokens: the overlap is capped by max_tokens where it is added (`overlap_end`).
     constraints = (Constraint("min_tokens", "<=", "max_tokens", default_follows=True),)
     required_metadata = ("chapter_id", "chapter_title", "section_title")
+    search_space = {"level": (2, 3, 4), "overlap_tokens": (0, 50)}
     metadata_fields = ("chapter_number", "section_number", "url_anchor", "token_count", "overlap_tokens",
                        "source_file")
     citation_template = "Source: Chapter {chapter_number}, Section {section_number} - {section_title}"

@@ -25,7 +25,7 @@ The seed's rules, as implemented:
 Metadata follows the seed's schema: ``chunk_id``, ``chapter``, ``section``, ``subsection``, ``url_anchor``,
 ``token_count``, ``chunk_index``, ``source_file``. ``chunk_id`` is the seed's ``ch3-s3.2-001`` after the page's
 path (``module-1/1.1-basics/frames.md#ch1-s1.1-001``): many pages of a textbook share a chapter and section, and
-the seed's form alone repeats across them. Section and subsection follow `chunkscope.site.model.SectionNumbers`.
+the seed's form alone repeats across them. Section and subsection follow `chunkscope.site.numbering.SectionNumbers`.
 """
 
 from __future__ import annotations
@@ -33,12 +33,15 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from chunkscope.document.analysis import MemoSlot
-from chunkscope.chunking.chunk import OVERSIZE, SPLIT_FENCE, Constraint, Limits, Param, Span, Strategy
+from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
+from chunkscope.chunking.params import Constraint, Param
+from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.document.sentences import sentence_spans
-from chunkscope.site.model import doc_numbering, heading_fragment, section_numbers
+from chunkscope.site.numbering import doc_numbering, section_numbers
+from chunkscope.site.urls import heading_fragment
 from chunkscope.document.structure import Block
 from chunkscope.chunking.strategies._common import Protected, Section, trim
 from chunkscope.chunking.strategies.code_cuts import code_lines, definition_cuts, fence_margin
@@ -116,6 +119,7 @@ class SectionSentenceStrategy(Strategy):
     )
     constraints = (Constraint("min_tokens", "<=", "max_tokens", default_follows=True),)
     required_metadata = ("chapter", "section", "url_anchor")
+    search_space = {"max_tokens": (128, 192, 256, 384, 512), "boundary_levels": (2, 3, 4)}
     metadata_fields = ("chunk_id", "subsection", "token_count", "chunk_index", "source_file")
     citation_template = "Chapter {chapter}, Section {section}"
 
@@ -135,11 +139,13 @@ def _join_heading_only(text: str, secs: list[Section]) -> list[Section]:
     i = 0
     while i < len(secs):
         first = last = secs[i]
-        while (i + 1 < len(secs) and last.heading is not None and secs[i + 1].heading is not None
-               and secs[i + 1].heading.level > last.heading.level
-               and not text[last.heading.end:last.end].strip()):
+        while i + 1 < len(secs):
+            nxt = secs[i + 1]
+            if (last.heading is None or nxt.heading is None or nxt.heading.level <= last.heading.level
+                    or text[last.heading.end:last.end].strip()):
+                break
             i += 1
-            last = secs[i]
+            last = nxt
         out.append(Section(first.start, last.end, first.heading))
         i += 1
     return out
@@ -182,6 +188,7 @@ class _Cutter:
         running: dict[tuple[str, str], int] = {}
         out: list[Span] = []
         for sec in secs:
+            pieces: list[tuple[int, int, set[str]]]
             if self.counter.count(sec.start, sec.end) <= self.budget:
                 pieces = [(sec.start, sec.end, set())]
             else:
@@ -458,7 +465,7 @@ class _Cutter:
 
     # --- packing ---------------------------------------------------------------------------------------------
 
-    def _pack(self, units: list[_Unit]) -> list[tuple[int, int, set[str]]]:
+    def _pack(self, units: Sequence[_Unit]) -> list[tuple[int, int, set[str]]]:
         """Greedy packing of units into chunks of at most ``budget`` tokens, honouring bonds while they fit."""
         count, budget = self.counter.count, self.budget
         stream = deque(units)

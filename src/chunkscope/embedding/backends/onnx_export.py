@@ -27,8 +27,10 @@ Choices, each measured with ``bench/bench_onnx.py`` or while writing this module
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chunkscope.embedding.model_info import model_identity, read_json
-from chunkscope.paths import model_max_seq_length
+from chunkscope.paths import cache_home, model_max_seq_length
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -157,10 +159,13 @@ def ensure_onnx(model_dir: str | os.PathLike[str], cache_dir: str | os.PathLike[
         return path
     from filelock import FileLock
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        if not exported(path):
-            export_onnx(model_dir, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            if not exported(path):
+                export_onnx(model_dir, path)
+    except OSError as exc:  # a full disk or a read-only cache: the folder to fix is the cache's, not the model's
+        raise OnnxError(f"{path.parent}: cannot write the ONNX export there ({exc.strerror or _first_line(exc)})") from None
     return path
 
 
@@ -223,8 +228,8 @@ def export_onnx(model_dir: str | os.PathLike[str], dest: str | os.PathLike[str],
     # torch.onnx needs the onnx package to write the file (and onnxscript for dynamo), but only says so as a
     # generic export failure once the model is loaded: asked first, a missing one is an ImportError naming it.
     import onnx  # noqa: F401
-    if exporter == "dynamo":
-        import onnxscript  # noqa: F401
+    if exporter == "dynamo" and importlib.util.find_spec("onnxscript") is None:
+        raise ImportError("onnxscript is not installed", name="onnxscript")
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -275,8 +280,8 @@ def export_onnx(model_dir: str | os.PathLike[str], dest: str | os.PathLike[str],
                 # transformers' code: the comparison below is what tells whether the graph generalises.
                 warnings.simplefilter("ignore")
                 torch.onnx.export(module, sample, str(tmp), **kwargs)
-        except ImportError:
-            raise  # a missing package (onnxscript for dynamo) is named by the caller, not worded as a failure
+        except (ImportError, OSError):
+            raise  # a missing package is named by the caller; a full disk names the cache folder (ensure_onnx)
         except Exception as exc:  # noqa: BLE001 - one line for the user
             raise OnnxError(f"{model_dir}: the ONNX export failed: {_first_line(exc)}") from None
 
@@ -287,8 +292,7 @@ def export_onnx(model_dir: str | os.PathLike[str], dest: str | os.PathLike[str],
             raise OnnxError(f"{model_dir}: the exported ONNX model disagrees with torch (cosine {cosine:.5f})")
         del session
 
-        import onnxruntime
-
+        ort = onnxruntime_quiet()
         meta = {
             "format": ONNX_FORMAT,
             "model_dir": str(model_dir),
@@ -301,7 +305,7 @@ def export_onnx(model_dir: str | os.PathLike[str], dest: str | os.PathLike[str],
             "min_cosine_vs_torch": round(cosine, 7),
             "torch": torch.__version__,
             "transformers": _version("transformers"),
-            "onnxruntime": onnxruntime.__version__,
+            "onnxruntime": ort.__version__,
             "onnx": _version("onnx"),
             "onnxscript": _version("onnxscript") if exporter == "dynamo" else None,
             "seconds": round(time.perf_counter() - t0, 2),
@@ -397,9 +401,45 @@ def _batch_arrays(encodings: Sequence[Any], pad_id: int) -> tuple[np.ndarray, np
     return ids, mask, types
 
 
-def _session(path: Path) -> onnxruntime.InferenceSession:
-    import onnxruntime as ort
+_TELEMETRY_LOCK = threading.Lock()
+_telemetry_off = False
 
+
+def onnxruntime_quiet() -> Any:
+    """The ``onnxruntime`` module, imported so that it writes nothing outside chunkscope's cache, with its
+    telemetry switched off before any session exists.
+
+    Importing ONNX Runtime creates a device id and a database under ``$XDG_CACHE_HOME/Microsoft`` (``~/.cache``)
+    for its telemetry, which also looks up its telemetry host: outside chunkscope's cache, and a network request
+    nobody asked for. The first import therefore sees ``XDG_CACHE_HOME`` pointed into chunkscope's cache folder
+    (the library reads it only then; the variable is put back at once), and the events are switched off.
+    """
+    global _telemetry_off
+    with _TELEMETRY_LOCK:
+        if "onnxruntime" not in sys.modules:
+            saved = os.environ.get("XDG_CACHE_HOME")
+            os.environ["XDG_CACHE_HOME"] = str(cache_home() / "onnxruntime")
+            try:
+                import onnxruntime  # noqa: F401
+            finally:
+                if saved is None:
+                    os.environ.pop("XDG_CACHE_HOME", None)
+                else:
+                    os.environ["XDG_CACHE_HOME"] = saved
+        import onnxruntime as ort
+
+        if not _telemetry_off:
+            ort.disable_telemetry_events()
+            _telemetry_off = True
+    return ort
+
+
+#: ONNX Runtime's providers for a device: CUDA falls back to the CPU for an operator it does not run.
+_PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
+
+
+def _session(path: Path, device: str = "cpu") -> onnxruntime.InferenceSession:
+    ort = onnxruntime_quiet()
     opts = ort.SessionOptions()
     # Every run is single-threaded: parallelism comes from running several batches at once (`OnnxEncoder`), which
     # measured cheaper than splitting each operator over threads (no hand-over between operators, nor threads
@@ -409,7 +449,7 @@ def _session(path: Path) -> onnxruntime.InferenceSession:
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     opts.log_severity_level = 3  # errors only: its warnings about unused initialisers are not the user's business
     try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(path), sess_options=opts, providers=_PROVIDERS[device])
     except Exception as exc:  # noqa: BLE001 - a damaged or foreign file; one line
         raise OnnxError(f"{path}: not a usable ONNX model ({_first_line(exc)})") from None
 
@@ -429,7 +469,8 @@ def default_threads() -> int:
 
 
 class OnnxEncoder:
-    """A model exported by `export_onnx`, run by ONNX Runtime on the CPU: texts in, unit float32 vectors out.
+    """A model exported by `export_onnx`, run by ONNX Runtime (on the CPU, or its CUDA provider): texts in, unit
+    float32 vectors out.
 
     Building one imports onnxruntime and loads the session and the tokenizer (0.2 s on a busy two-core machine);
     torch is never imported.
@@ -449,6 +490,7 @@ class OnnxEncoder:
         batch_tokens: word pieces per run, padding included (a text longer than this runs alone). Small runs
             keep the activations in the core's cache: on all-MiniLM-L6-v2, 512 pieces per run took about 30%
             less CPU than 32 texts of 256 (bench/bench_onnx.py, "batching").
+        device: ``"cpu"`` or ``"cuda"`` (ONNX Runtime's CUDA provider: one stream of large runs, as a GPU wants).
 
     Raises:
         OnnxError: the file or the tokenizer cannot be loaded, or the file is not one `export_onnx` makes.
@@ -456,16 +498,19 @@ class OnnxEncoder:
     """
 
     def __init__(self, model_dir: str | os.PathLike[str], onnx_path: str | os.PathLike[str],
-                 threads: int | None = None, *, batch_tokens: int = 512) -> None:
+                 threads: int | None = None, *, batch_tokens: int = 512, device: str = "cpu") -> None:
         t0 = time.perf_counter()
+        self.device = device
         self.model_dir = Path(model_dir)
         self.onnx_path = Path(onnx_path)
         pipeline = read_pipeline(self.model_dir)
         self.max_seq_length = pipeline.max_seq_length
-        self.threads = max(1, int(threads)) if threads else default_threads()
-        self.batch_tokens = max(1, int(batch_tokens))
+        on_gpu = device == "cuda"
+        self.threads = 1 if on_gpu else max(1, int(threads)) if threads else default_threads()
+        # A GPU is fed a few large runs rather than many small ones; 64 texts of 256 pieces each.
+        self.batch_tokens = max(1, int(batch_tokens)) * (32 if on_gpu else 1)
         self._tokenizer = _load_tokenizer(pipeline.transformer_dir, self.max_seq_length)
-        self._session = _session(self.onnx_path)
+        self._session = _session(self.onnx_path, device)
         outputs = {o.name: o.shape for o in self._session.get_outputs()}
         inputs = {i.name for i in self._session.get_inputs()}
         shape = outputs.get(OUTPUT_NAME)

@@ -1,4 +1,4 @@
-"""The default model on ONNX Runtime, as an `chunkscope.embedding.encoders.Encoder`: torch once, for the export, then never.
+"""The default model on ONNX Runtime, as an `Encoder`: torch once, for the export, then never.
 
 The first load exports the packaged all-MiniLM-L6-v2 to ONNX into the user cache (`chunkscope.embedding.backends.onnx_export`,
 checked against torch before it is kept); every later process only opens an ONNX Runtime session (hundredths of a
@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chunkscope.embedding.spec import EmbedderSpec
 from chunkscope.embedding.encoders import EmbedError
 from chunkscope.paths import cache_home
 
@@ -30,10 +29,12 @@ MINILM_DIM = 384
 class OnnxMiniLMEncoder:
     """all-MiniLM-L6-v2 on ONNX Runtime; loads (and exports, the very first time) on first use."""
 
-    def __init__(self, spec: EmbedderSpec, model_dir: Path, *, max_seq_length: int, batch_size: int = 32,
-                 threads: int | None = None, cache_dir: Path | None = None) -> None:
-        self.spec = spec
+    def __init__(self, name: str, model_dir: Path, *, max_seq_length: int, batch_size: int = 32,
+                 threads: int | None = None, cache_dir: Path | None = None, device: str = "cpu") -> None:
+        self.name = name
         self.model_dir = model_dir
+        #: ``cpu``, or ``cuda`` through ONNX Runtime's CUDA provider.
+        self.on = device
         self.max_seq_length = max_seq_length
         self.batch_size = batch_size
         self.threads = threads
@@ -48,7 +49,10 @@ class OnnxMiniLMEncoder:
 
     @property
     def device(self) -> str | None:
-        return "cpu (ONNX Runtime)" if self._encoder is not None else None
+        return f"{self.on} (ONNX Runtime)" if self._encoder is not None else None
+
+    def where(self) -> str:
+        return self.name
 
     @property
     def known_dim(self) -> int | None:
@@ -77,9 +81,9 @@ class OnnxMiniLMEncoder:
             t0 = time.perf_counter()
             try:
                 path = ensure_onnx(self.model_dir, self.cache_dir or cache_home())
-                self._encoder = OnnxEncoder(self.model_dir, path, self.threads)
+                self._encoder = OnnxEncoder(self.model_dir, path, self.threads, device=self.on)
             except OnnxError as exc:
-                raise EmbedError(f"{self.spec.text}: {exc}") from None
+                raise EmbedError(f"{self.name}: {exc}") from None
             except ImportError as exc:  # onnxruntime missing, or torch for the first export
                 from chunkscope.extras import RETRIEVAL_EXTRA, MissingExtra
 
@@ -88,7 +92,12 @@ class OnnxMiniLMEncoder:
             return self._encoder
 
     def encode(self, texts: Sequence[str]) -> "np.ndarray":
-        return self._load().encode(texts)
+        from chunkscope.embedding.backends.onnx_export import OnnxError
+
+        try:
+            return self._load().encode(texts)
+        except OnnxError as exc:
+            raise EmbedError(f"{self.name}: {exc}") from None
 
     def close(self) -> None:
         self._encoder = None

@@ -1,4 +1,4 @@
-"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint: OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio…
+"""``openai:MODEL``: an OpenAI-compatible ``/v1/embeddings`` endpoint: OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio…
 
 The request is the one every such server accepts (``{"model": …, "input": [texts]}``); the reply's vectors are
 put back in input order by their ``index`` and L2-normalised (OpenAI's already are; some local servers' are
@@ -10,8 +10,11 @@ not, and cosine scores must mean the same thing for every embedder).
 - **Batches** of at most ``batch_size`` texts; a text longer than the model reads (8191 cl100k tokens for
   OpenAI's models) is cut there before sending, as the API would refuse it whole — lint's `embed-truncation`
   warns at the same count.
-- **Retries** on 429 and 5xx replies and on timeouts, with exponential backoff (``Retry-After`` when the server
-  gives one); 401/403, 404 and a refused connection fail at once with one line that says what to fix.
+- **Retries** on 429 and 5xx replies and on timeouts (``[embedder] timeout`` seconds per request, 60 by default),
+  with exponential backoff (``Retry-After`` when the server gives one); 401/403, 404 and a refused connection fail
+  at once with one line that says what to fix.
+- **Replies are checked** before anything is kept: as many vectors as texts, all of one length, numbers only
+  (`chunkscope.embedding.encoders.check_vectors` then refuses NaN and zero vectors).
 
 httpx (which qdrant-client already brings) does the HTTP; the protocol is small enough that the ``openai``
 package would add a dependency for nothing.
@@ -19,22 +22,94 @@ package would add a dependency for nothing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from chunkscope.embedding.spec import OPENAI_URL, EmbedderSpec
-from chunkscope.embedding.encoders import EmbedError
+from chunkscope.embedding.encoders import DEFAULT_TIMEOUT, EmbedError, Encoder, EncoderOptions, Truncator
+from chunkscope.embedding.spec import DEFAULT_API_KEY_ENV, EmbedderSpec, EmbedderSpecError
+from chunkscope.safe_text import redact_url, redact_urls
 
 if TYPE_CHECKING:
     import numpy as np
 
+OPENAI_URL = "https://api.openai.com/v1"
+#: What OpenAI's embedding models read (cl100k_base tokens); text beyond it is refused by the API, so the
+#: embedder cuts it there and lint's `embed-truncation` warns at the same count.
+OPENAI_MAX_TOKENS = 8191
+#: Sizes of OpenAI's own models (others are learnt from the first reply).
+OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+#: The score under which a hit counts as not retrieved, per model: seed 004's bot filters at 0.7 with
+#: text-embedding-3-small. Another server's model has none unless the user sets one.
+OPENAI_THRESHOLDS = {"text-embedding-3-small": 0.7}
 #: Statuses worth asking again: rate limits and server trouble.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class OpenAISpec(EmbedderSpec):
+    """A model behind an OpenAI-compatible endpoint at ``url`` (OpenAI's own by default)."""
+
+    kind = "openai"
+    prefix = "openai:"
+    takes_url = True
+
+    @classmethod
+    def from_user(cls, model: str, url: str | None = None, api_key_env: str | None = None,
+                  max_tokens: int | None = None) -> "OpenAISpec":
+        """The spec of ``model`` at ``url`` (OpenAI's when None).
+
+        Raises:
+            EmbedderSpecError: the URL is not an http(s) URL.
+        """
+        base = (url or OPENAI_URL).strip().rstrip("/")
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise EmbedderSpecError(f"{redact_url(base)!r} is not an http(s) URL for an embeddings endpoint")
+        return cls(model, base, api_key_env or DEFAULT_API_KEY_ENV, max_tokens)
+
+    @property
+    def identity(self) -> str:
+        """The model named with its host: the same model name served by two servers (an Ollama
+        ``nomic-embed-text`` and a vLLM one) may be two different models."""
+        url = (self.url or OPENAI_URL).rstrip("/")
+        if url == OPENAI_URL:
+            return f"openai-{self.model}"
+        # The host without the user info: the identity names collections, and a collection's name is shown.
+        host = urlsplit(url).netloc.rpartition("@")[2] or redact_url(url)
+        digest = hashlib.sha1(url.encode()).hexdigest()[:8]
+        return f"openai-{self.model}-{host}-{digest}"
+
+    @property
+    def tokenizer_name(self) -> str:
+        """cl100k_base, OpenAI's; for another server's model (an Ollama ``nomic-embed-text``) an estimate, said in
+        the docs."""
+        return "cl100k_base"
+
+    @property
+    def model_max_tokens(self) -> int:
+        return OPENAI_MAX_TOKENS
+
+    @property
+    def default_threshold(self) -> float | None:
+        return OPENAI_THRESHOLDS.get(self.model)
+
+    @property
+    def known_dim(self) -> int | None:
+        return OPENAI_DIMS.get(self.model)
+
+    def required_modules(self, options: EncoderOptions) -> tuple[tuple[str, str], ...]:
+        return (("httpx", "httpx"),)
+
+    def make_encoder(self, options: EncoderOptions) -> Encoder:
+        return OpenAIEncoder(self, batch_size=max(options.batch_size, 64), timeout=options.timeout,
+                             tokenizer=options.tokenizer)
 
 
 def endpoint_url(base: str) -> str:
@@ -53,11 +128,10 @@ def _is_azure(url: str) -> bool:
 class OpenAIEncoder:
     """An OpenAI-compatible embeddings endpoint, as an `chunkscope.embedding.encoders.Encoder`."""
 
-    def __init__(self, spec: EmbedderSpec, *, batch_size: int = 64, timeout: float = 60.0, max_retries: int = 5,
-                 backoff: float = 1.0) -> None:
-        assert spec.kind == "openai" and spec.url
+    def __init__(self, spec: OpenAISpec, *, batch_size: int = 64, timeout: float = DEFAULT_TIMEOUT,
+                 max_retries: int = 5, backoff: float = 1.0, tokenizer: Truncator | None = None) -> None:
         self.spec = spec
-        self.url = endpoint_url(spec.url)
+        self.url = endpoint_url(spec.url or OPENAI_URL)
         self.batch_size = max(1, batch_size)
         self.timeout = timeout
         self.max_retries = max_retries
@@ -65,7 +139,7 @@ class OpenAIEncoder:
         self._dim = spec.known_dim
         self._client: Any = None
         self._lock = threading.Lock()
-        self._encoding: Any = None
+        self._tokenizer = tokenizer
         self.load_seconds = 0.0
         self.encode_seconds = 0.0
         #: Requests retried (rate limits, server errors, timeouts) over this encoder's life.
@@ -81,7 +155,7 @@ class OpenAIEncoder:
 
     def where(self) -> str:
         """The model and endpoint, for messages (never the key)."""
-        return f"{self.spec.text} at {self.url}"
+        return f"{self.spec.text} at {redact_url(self.url)}"
 
     def dim(self) -> int:
         if self._dim is None:  # another server's model: its size is learnt from one request
@@ -111,6 +185,8 @@ class OpenAIEncoder:
     # -- requests --
 
     def _headers(self) -> dict[str, str]:
+        if self.spec.key_refusal:
+            return {}  # the trust rules keep the key from this URL (a 401 says why)
         key = os.environ.get(self.spec.api_key_env, "").strip()
         if not key:
             if self.spec.url and self.spec.url.rstrip("/") == OPENAI_URL:
@@ -121,17 +197,12 @@ class OpenAIEncoder:
     def _fit(self, texts: Sequence[str]) -> list[str]:
         """Texts cut to what the model reads: the API refuses a longer one rather than truncating it."""
         limit = self.spec.max_tokens
-        if self._encoding is None:
-            from chunkscope.tokens import get_tokenizer
-
-            self._encoding = get_tokenizer("cl100k_base").encoding
         out = []
         for t in texts:
-            if len(t) <= limit:  # a token is at least one character: short texts need no count
+            if len(t) <= limit or self._tokenizer is None:  # a token is at least one character
                 out.append(t)
                 continue
-            ids = self._encoding.encode_ordinary(t)
-            out.append(t if len(ids) <= limit else self._encoding.decode(ids[:limit]))
+            out.append(t[:self._tokenizer.truncation_offset(t, limit)])
         return out
 
     def _post(self, texts: list[str]) -> list[list[float]]:
@@ -148,8 +219,8 @@ class OpenAIEncoder:
                 raise EmbedError(f"{self.where()}: cannot connect ({_reason(exc)}); is the server running?") from None
             except httpx.TimeoutException:
                 if attempt >= self.max_retries:
-                    raise EmbedError(f"{self.where()}: no reply within {self.timeout:.0f}s "
-                                     f"({attempt + 1} attempts)") from None
+                    raise EmbedError(f"{self.where()}: no reply within {self.timeout:g}s "
+                                     f"({attempt + 1} attempts; [embedder] timeout sets the wait)") from None
                 attempt += 1
                 self._wait(attempt, None)
                 continue
@@ -181,6 +252,8 @@ class OpenAIEncoder:
 
     def _refusal(self, status: int, reply: Any) -> str:
         detail = _server_message(reply)
+        if status in (401, 403) and self.spec.key_refusal:
+            return f"{self.where()}: the endpoint wants an API key (HTTP {status}), but {self.spec.key_refusal}"
         if status in (401, 403):
             return (f"{self.where()}: the endpoint refused the API key (HTTP {status}); check "
                     f"{self.spec.api_key_env}" + (f": {detail}" if detail else ""))
@@ -201,6 +274,11 @@ class OpenAIEncoder:
             raise EmbedError(f"{self.where()}: the reply is not an embeddings response") from None
         if len(vecs) != n or any(not isinstance(v, list) or not v for v in vecs):
             raise EmbedError(f"{self.where()}: asked for {n} vectors, got {len(vecs)}")
+        sizes = sorted({len(v) for v in vecs})
+        if len(sizes) > 1:
+            raise EmbedError(f"{self.where()}: vectors of different lengths in one reply ({sizes[0]} to {sizes[-1]})")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for v in vecs for x in v):
+            raise EmbedError(f"{self.where()}: the reply's vectors hold something other than numbers")
         return vecs
 
     def encode(self, texts: Sequence[str]) -> "np.ndarray":
@@ -221,12 +299,14 @@ class OpenAIEncoder:
             self._dim = int(out.shape[1])
         elif out.shape[1] != self._dim:
             raise EmbedError(f"{self.where()}: vectors of size {out.shape[1]}, expected {self._dim}")
+        # A NaN or zero row is left as it is for `check_vectors` to refuse with the endpoint's name.
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
+        with np.errstate(invalid="ignore"):
+            return out / np.where((norms == 0) | ~np.isfinite(norms), 1.0, norms)
 
 
 def _reason(exc: BaseException) -> str:
-    text = str(exc).strip()
+    text = redact_urls(str(exc).strip())  # httpx names the URL it tried, credentials and all
     return text.splitlines()[0][:160] if text else type(exc).__name__
 
 

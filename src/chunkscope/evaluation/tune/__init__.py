@@ -1,1 +1,1 @@
-"""evaluation/tune"""
+"""Tune: the space each strategy declares, the score, the halving plan, the search loop and what it measured."""

@@ -10,7 +10,7 @@ from chunkscope.lint.findings import WARNING
 from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk, ChunkedDoc
+    from chunkscope.chunking.model import Chunk, ChunkedDoc
     from chunkscope.document.loader import Document
     from chunkscope.lint.context import LintContext, LintRun
     from chunkscope.lint.findings import Finding

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from chunkscope.embedding.spec import parse_embedder
+from chunkscope.embedding.registry import parse_embedder
 from chunkscope.tokens import TIKTOKEN_NAMES, embed_tokenizer
 from chunkscope.lint.findings import WARNING
 from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.embedding.spec import EmbedderSpec
     from chunkscope.lint.context import LintContext
     from chunkscope.lint.findings import Finding
@@ -45,8 +45,8 @@ class EmbedCheck:
         self.unit = f"{spec.tokenizer_name} tokens" if spec.tokenizer_name in TIKTOKEN_NAMES else "word pieces"
 
     def counts(self, chunks: Sequence[Chunk]) -> list[int | None]:
-        """Each chunk's tokens (exactly what `chunk.count_embed_tokens` gives) where it could be truncated:
-        the chunk's own ``embed_tokens`` when the caller counted them already, None for a chunk that certainly
+        """Each chunk's tokens (what `chunking.model.count_embed_tokens` gives) where it could be truncated: the
+        chunk's own ``embed_tokens`` when the caller counted them already, None for a chunk that certainly
         fits. The chunks are left as they are."""
         out = [c.embed_tokens for c in chunks]
         todo = [i for i, c in enumerate(chunks) if out[i] is None and self.tok.may_exceed(c.embed_text, self.limit)]
@@ -80,7 +80,8 @@ class EmbedTruncation(Rule):
     id = "embed-truncation"
     severity = WARNING
     summary = "a chunk's embed text is longer than the embedder reads (the tail is invisible to retrieval)"
-    hint = "use a smaller chunk size, or an embedding model that reads longer texts"
+    hint = ("shorten the section, or split it with a subheading, so that each chunk fits what the embedder reads "
+            "(or lower the strategy's chunk size, or choose an embedder that reads longer texts, in chunkscope.toml)")
     threshold = ("most tokens the embedder reads, in its own tokenizer ([CLS]/[SEP] included for word pieces; "
                  "default: the embedder's limit)")
 

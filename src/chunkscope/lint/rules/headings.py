@@ -20,7 +20,7 @@ class DanglingHeading(Rule):
     id = "dangling-heading"
     severity = WARNING
     summary = "a chunk ends with a heading whose content is in the next chunk"
-    hint = "the heading's section starts too late in the chunk; shorten the text before it"
+    hint = "shorten the text before this heading, so that the heading and the text under it land in one chunk"
 
     def check(self, ctx: LintContext) -> list[Finding]:
         out: list[Finding] = []

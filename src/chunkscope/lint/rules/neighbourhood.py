@@ -19,7 +19,7 @@ from chunkscope.lint.rule import Input, Rule
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.retrieval.neighbours import Neighbour, Neighbourhoods
     from chunkscope.lint.context import LintContext
     from chunkscope.lint.findings import Finding

@@ -16,7 +16,7 @@ from chunkscope.lint.findings import ERROR, WARNING
 from chunkscope.lint.rule import Rule
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk
+    from chunkscope.chunking.model import Chunk
     from chunkscope.document.structure import Block
     from chunkscope.lint.context import LintContext
     from chunkscope.lint.findings import Finding
@@ -111,8 +111,13 @@ class SplitFence(SplitRule):
             where = (", inside a definition that fits in one chunk"
                      if line_start[line_of(at) - 1] in boundary_lines(code) else
                      ", not at a definition boundary")
+            # Functions and classes are what a program has; markup and data (XML, JSON, YAML, …) have none.
+            advice = ("split it into smaller blocks with prose between them" if _is_data(b.language) else
+                      "cut it between functions or classes instead")
+            if _is_data(b.language):
+                where = ""
             msg = (f"chunk {ci} ends inside {what} at lines {b.start_line}-{b.end_line} at line "
-                   f"{line_of(at)}{where} ({size}; cut it between functions or classes instead)")
+                   f"{line_of(at)}{where} ({size}; {advice})")
             return ctx.finding(self, at, msg, ci)
         at, ci = cuts[0]
         where_lines = sorted({line_of(p) for p, _ in cuts})
@@ -123,6 +128,18 @@ class SplitFence(SplitRule):
         if self.id not in ctx.settings.severity:
             f.severity = WARNING  # what the seed prescribes: still shown, so the author knows it was split
         return f
+
+
+#: Code block languages that hold markup or data, not definitions: no "between functions" to cut at.
+DATA_LANGUAGES = frozenset({"xml", "html", "xhtml", "svg", "json", "jsonc", "json5", "jsonl", "yaml", "yml", "toml",
+                            "ini", "csv", "tsv", "text", "txt", "plaintext", "plain", "markdown", "md", "mdx",
+                            "log", "diff", "patch", "output", "console", "properties", "env", "dotenv", "graphql",
+                            "sql", "protobuf", "proto", "mermaid", "dot"})
+
+
+def _is_data(language: str | None) -> bool:
+    """Whether a code block in ``language`` is markup or data rather than a program (see `DATA_LANGUAGES`)."""
+    return (language or "").strip().lower() in DATA_LANGUAGES
 
 
 def _fence_cuts(ctx: LintContext, bs: int, be: int) -> list[tuple[int, int]]:

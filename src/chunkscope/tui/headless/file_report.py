@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 from chunkscope.chunking.reading import embed_cuts, unread_chars
 
 if TYPE_CHECKING:
-    from chunkscope.chunking.chunk import Chunk, ChunkedDoc
+    from chunkscope.chunking.model import Chunk, ChunkedDoc
     from chunkscope.embedding.spec import EmbedderSpec
     from chunkscope.lint import Finding
 

@@ -10,16 +10,23 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from chunkscope.chunking.chunk import Chunk
+from chunkscope.chunking.model import Chunk
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
+from chunkscope.evaluation.regions import Region
+from chunkscope.evaluation.verdicts import verdict_words
 from chunkscope.retrieval.search_modes import passes_threshold
 from chunkscope.progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
 from chunkscope.safe_text import visible
 from chunkscope.retrieval.search_modes import DEFAULT_SEARCH_MODE, check_search_mode
 from chunkscope.wording import install_hint as _install_sentence
+
+if TYPE_CHECKING:
+    from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.retriever import Retriever
+    from chunkscope.retrieval.store import Store
 
 #: How deep to search when looking for the rank of an expected chunk, or when filtering by chapter.
 DEPTH = 100
@@ -100,6 +107,9 @@ class Expected:
     line: int
     strategy_label: str
     question: str | None = None
+    #: Where the answer is, when known (a probe miss opened from the evaluation view: the section's body, its
+    #: heading line included): judged as ``probe`` judges it. None: the chunk's own text is the answer.
+    answer: Region | None = None
 
     def describe(self) -> str:
         return f"#{self.index} of {self.path} (line {self.line})"
@@ -119,6 +129,13 @@ class Verdict:
     score: float | None
     reason: str | None
     detail: str
+    #: The answer's heading is cut off from it (`verdicts.heading_cut_off`).
+    cut_off: bool = False
+
+    @property
+    def words(self) -> str:
+        """The verdict as ``eval`` and ``probe`` say it: reason, rank and score (`verdicts.verdict_words`)."""
+        return verdict_words(self.reason, self.rank, self.score, cut_off=self.cut_off)
 
 
 @dataclass
@@ -162,9 +179,9 @@ class SearchSession:
         self.tree = tree
         self.config = config
         self.lock = threading.RLock()
-        self._embedder = None
-        self._store = None
-        self._retrievers: dict[str, Any] = {}
+        self._embedder: Embedder | None = None
+        self._store: Store | None = None
+        self._retrievers: dict[str, Retriever] = {}
         self.indexed: set[str] = set()
         #: A threshold the user set in the query pane for this session (None: config, else the embedder's).
         self.threshold_override: float | None = None
@@ -233,6 +250,7 @@ class SearchSession:
     def retriever(self, resolved: ResolvedStrategy):
         """The retriever of a strategy (opening the store and creating the embedder the first time)."""
         from chunkscope.embedding.embedder import embedder_for
+        from chunkscope.retrieval.manifest import tree_settings
         from chunkscope.retrieval.retriever import Retriever
         from chunkscope.retrieval.store import Store
 
@@ -242,13 +260,14 @@ class SearchSession:
                 self._embedder = embedder_for(self.config)
             if self._store is None:
                 q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
-                self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout)
+                self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout,
+                                    api_key_env=q.api_key_env)
             key = self._key(resolved)
             r = self._retrievers.get(key)
             if r is None:
                 r = Retriever(self.tree, resolved.strategy, self._embedder, self._store, self.config.site_url or None,
                               search_mode=self.search_mode,
-                              citation_template=resolved.citation_template)
+                              citation_template=resolved.citation_template, tree_settings=tree_settings(self.config))
                 self._retrievers[key] = r
             return r
 
@@ -283,7 +302,8 @@ class SearchSession:
         files = len(self.tree.documents)
         step = Progress(Phase.CHUNK, 0, files, unit="files", label=label)
         on_progress(step)
-        retriever.chunks  # noqa: B018 - computed once and kept by the retriever
+        if retriever.manifest is None:  # with a manifest, indexing chunks only the files that changed
+            retriever.chunks  # noqa: B018 - computed once and kept by the retriever
         on_progress(step.advanced(files))
         if cancel is not None:
             cancel.raise_if_cancelled()
@@ -299,13 +319,13 @@ class SearchSession:
             cancel.raise_if_cancelled()
 
     def probe(self, strategies: Sequence[ResolvedStrategy], on_progress: ProgressFn, cancel: CancelToken):
-        """The label-free probe (`tuning.probe`) of ``strategies`` with the app's embedder and store.
+        """The label-free probe (`chunkscope.evaluation.probe.probe`) of ``strategies`` with the app's embedder and store.
 
         Before the core's own reports, the steps it does not report: finding the section headings, loading the
         model and embedding the questions (cached, so the probe then reads them back at once). Stopped, it
         returns what finished (``cancelled``), possibly no strategy at all.
         """
-        from chunkscope.evaluation.tuning import ProbeResult, probe, probe_sections
+        from chunkscope.evaluation.probe import ProbeResult, probe, probe_sections
 
         k = self.config.k
         ks = tuple(sorted({1, k}))
@@ -385,34 +405,42 @@ class SearchSession:
                 hits = r.search(vec, k=k, threshold=threshold, filters=filters or None, text=question)
             verdict = None
             if expected is not None:
-                verdict = self._judge(r, vec, question, expected, k, threshold)
+                # A probe question (its answer known) is judged as the probe judges it: ranked, no threshold.
+                judged_by = None if expected.answer is not None else threshold
+                verdict = self._judge(r, vec, question, expected, k, judged_by)
         answer = Answer(question, hits, threshold, k, resolved.label, verdict, time.perf_counter() - t0,
                         {**filters, **({"chapter": chapter} if chapter else {})}, mode)
         return answer
 
     def _judge(self, retriever, vec, question: str, expected: Expected, k: int, threshold: float | None) -> Verdict:
-        """evaluate.judge on the expected chunk's own text (the part it does not share with its neighbours)."""
-        from chunkscope.evaluation.evaluate import Expect, QueryCase, Region, judge, overlaps
+        """The core's judging (`evaluate.ask_and_judge`, as eval and probe call it) of the expected chunk: against
+        the answer it was expected for when known, else against its own text (the part it does not share with its
+        neighbours)."""
+        from chunkscope.evaluation.evaluate import ask_and_judge
+        from chunkscope.evaluation.queries import Expect, QueryCase
+        from chunkscope.evaluation.verdicts import ChunkIndex
 
         doc = self.tree.get(expected.path)
         if doc is None:
             return Verdict(expected, False, None, None, "absent", f"{expected.path} is no longer in the tree")
         chunks: list[Chunk] = [c for c in retriever.chunks if c.path == expected.path]
-        start, end = expected.start, expected.end
-        for c in chunks:  # shrink the region off the overlaps so a neighbour sharing text is not "the answer"
-            if c.start < start < c.end <= end:
-                start = c.end
-            if start <= c.start < end < c.end:
-                end = c.start
-        if end <= start or doc.text[start:end].isspace():
+        region = expected.answer
+        if region is None:
             start, end = expected.start, expected.end
-        region = Region(expected.path, start, end, expected.describe())
-        relevant = [c for c in chunks if overlaps(doc.text, c.start, c.end, region)]
-        hits = retriever.search(vec, k=DEPTH, threshold=threshold, text=question)
-        case = QueryCase(question, Expect(expected.path))
-        res = judge(case, region, doc, hits, relevant, miss_k=k, threshold=threshold,
-                    tokenizer=retriever.embedder.tokenizer, depth=DEPTH)
-        return Verdict(expected, res.hit, res.rank, res.score, res.reason, res.detail)
+            for c in chunks:  # shrink the region off the overlaps so a neighbour sharing text is not "the answer"
+                if c.start < start < c.end <= end:
+                    start = c.end
+                if start <= c.start < end < c.end:
+                    end = c.start
+            if end <= start or doc.text[start:end].isspace():
+                start, end = expected.start, expected.end
+            region = Region(expected.path, start, end, expected.describe())
+        embedder = retriever.embedder
+        # Every chunk was embedded when the collection was written: its vector is an embedding-cache lookup.
+        index = ChunkIndex(retriever.chunks, lambda texts: embedder.embed(texts).vectors)
+        res = ask_and_judge(retriever, QueryCase(question, Expect(expected.path)), region, vec, chunks, ks=(k,),
+                            miss_k=k, threshold=threshold, depth=DEPTH, tokenizer=embedder.tokenizer, index=index)
+        return Verdict(expected, res.hit, res.rank, res.score, res.reason, res.detail, res.cut_off)
 
     def close(self) -> None:
         with self.lock:
@@ -431,7 +459,7 @@ class SearchSession:
 
 
 def _chapter_of(doc) -> str:
-    from chunkscope.site.model import doc_numbering
+    from chunkscope.site.numbering import doc_numbering
 
     return doc_numbering(doc).chapter_id
 

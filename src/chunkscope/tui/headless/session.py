@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from chunkscope.chunking.chunk import Chunk, chunk_documents, count_embed_tokens
+from chunkscope.chunking.drivers import chunk_documents
+from chunkscope.chunking.model import Chunk, count_embed_tokens
 from chunkscope.config.reader import Config, ResolvedStrategy, resolve_strategy
 from chunkscope.document.loader import Document, DocsTree, Problem, iter_doc_files, read_document
 from chunkscope.chunking.reading import embed_cuts
@@ -166,7 +167,7 @@ def chunk_tree(
         entries[doc.path] = TreeEntry(doc.path, chunks, error)
     result = TreeResult(resolved, entries)
     if tree is not None and not cancelled():
-        from chunkscope.chunking.chunk import ChunkedDoc
+        from chunkscope.chunking.model import ChunkedDoc
         from chunkscope.lint import annotate_results, lint_tree  # in a worker, as in `file_findings`
         from chunkscope.progress import CancelToken, Cancelled
 
@@ -215,9 +216,14 @@ def read_files_change(tree: DocsTree, change: TreeChange, snapshot: Snapshot, ma
     """Read what a change needs (new, moved and edited files; the reading order when files came or went)."""
     out = FilesChange(change, snapshot, {})
     for rel in (*change.added, *(new for _, new in change.renamed), *change.modified):
-        out.read[rel] = read_document(tree.root / rel, rel, max_bytes)
+        if tree.published is not None and not tree.published(rel):
+            continue  # a file Docusaurus does not publish (a partial): the loader left it out too
+        doc, problems = read_document(tree.root / rel, rel, max_bytes)
+        if doc is not None:
+            doc.site = tree.site  # its URLs are the site's, as the loaded pages' are
+        out.read[rel] = (doc, problems)
     if change.structural and not tree.single_file:
-        files, out.walk_problems = iter_doc_files(tree.root, ignore)
+        files, out.walk_problems = iter_doc_files(tree.root, ignore, tree.published)
         out.order = [rel for _, rel in files]
     return out
 

@@ -18,7 +18,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from chunkscope.safe_text import visible
-from chunkscope.chunking.chunk import strategy_names
+from chunkscope.chunking.registry import strategy_names
 from chunkscope.chunking.compare import FileDiff, diff_chunks
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
@@ -248,11 +248,13 @@ class CompareScreen(Screen):
         self._side_line()
         self._chunk(side, resolved)
 
-    @work(thread=True, exclusive=True, group="side-a", exit_on_error=False, name="chunking side A")
+    @work(thread=True, exclusive=True, group="side-a", exit_on_error=False,
+          name="chunking side A", description="chunking side A")
     def _chunk_a(self, resolved: ResolvedStrategy) -> None:
         self._chunk_worker("a", resolved)
 
-    @work(thread=True, exclusive=True, group="side-b", exit_on_error=False, name="chunking side B")
+    @work(thread=True, exclusive=True, group="side-b", exit_on_error=False,
+          name="chunking side B", description="chunking side B")
     def _chunk_b(self, resolved: ResolvedStrategy) -> None:
         self._chunk_worker("b", resolved)
 

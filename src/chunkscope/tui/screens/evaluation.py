@@ -27,10 +27,13 @@ from textual.widgets import DataTable, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from chunkscope.chunking.chunk import ParamError, UnknownStrategy
+from chunkscope.chunking.params import ParamError
+from chunkscope.chunking.registry import UnknownStrategy
 from chunkscope.safe_text import visible
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
+from chunkscope.evaluation.regions import Region
+from chunkscope.evaluation.verdicts import CUT_OFF, verdict_words
 from chunkscope.progress import CancelToken, Phase, format_seconds
 from chunkscope.progress import Progress as WorkProgress
 from chunkscope.wording import plural
@@ -68,7 +71,7 @@ def metric_names(k: int) -> list[str]:
 
 
 def probe_rows(result: Any) -> list[tuple[str, list[float | int]]]:
-    """(row name, one value per strategy) for a ``tuning.ProbeResult``: chunks, metrics, misses, cut-off headings."""
+    """(row name, one value per strategy) for a ``probe.ProbeResult``: chunks, metrics, misses, cut-off headings."""
     outs = result.outcomes
     rows: list[tuple[str, list[float | int]]] = [("chunks", [o.chunks for o in outs])]
     rows += [(m, [o.metrics.get(m, 0.0) for o in outs]) for m in metric_names(result.k)]
@@ -94,6 +97,10 @@ class Missed:
     rank: int | None
     detail: str
     chunk: tuple[int, int] | None
+    #: The verdict as ``probe`` prints it (`verdicts.verdict_words`): reason, rank, score.
+    words: str = ""
+    #: The section's body (its heading line named): the answer an expectation of ``chunk`` is judged against.
+    region: Region | None = None
 
 
 def missed_sections(result: Any, strategies: list[ResolvedStrategy]) -> list[Missed]:
@@ -108,19 +115,19 @@ def missed_sections(result: Any, strategies: list[ResolvedStrategy]) -> list[Mis
             if q.hit:
                 continue
             judged = (q.expected.start, q.expected.end) if q.expected is not None else None
-            out.append(Missed(resolved, s.path, s.line, s.heading, s.query, s.start, q.reason or "missed", q.rank,
-                              q.detail, judged))
+            reason = CUT_OFF if q.cut_off else q.reason or "missed"
+            out.append(Missed(resolved, s.path, s.line, s.heading, s.query, s.start, reason, q.rank, q.detail,
+                              judged, q.words, s.region()))
     return out
 
 
 def missed_text(m: Missed) -> Text:
     """Two lines for one miss, readable at 80 columns: the heading, reason and rank; then where it is and why."""
-    rank = f"rank {m.rank}" if m.rank is not None else "not ranked"
     t = Text()
     t.append("✖ ", style="bold #ff5f5f")
     t.append(visible(m.heading, oneline=True), style="bold")
-    t.append(f"  {m.reason}", style="#ff8787")
-    t.append(f" · {rank}", style="")
+    # The core's words, as ``probe`` prints them: one verdict everywhere.
+    t.append(f"  {m.words or verdict_words(m.reason, m.rank)}", style="#ff8787")
     t.append(f"\n   {visible(m.path, oneline=True)}:{m.line}", style="#58a6ff")
     if m.detail and not m.detail.startswith("rank "):  # "rank N" is said on the first line
         t.append(f" · {visible(m.detail, oneline=True)}", style="dim")
@@ -279,13 +286,18 @@ class EvaluationScreen(Screen):
         self._show_progress()
         self.run_probe()
 
-    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False, name="evaluation")
+    def _post_progress(self, progress: WorkProgress) -> None:
+        """The probe's progress, from its worker thread."""
+        self.post_message(self.Progress(progress))
+
+    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False,
+          name="evaluation", description="evaluation")
     def run_probe(self) -> None:
         worker = get_current_worker()
         # Cancelled by ctrl+x (the result so far is shown), or by leaving the view or a rerun (it is dropped).
         token = CancelToken(poll=lambda: worker.is_cancelled)
         self.app.call_from_thread(setattr, self, "_cancel", token)
-        result = self.search.probe(self.strategies, lambda p: self.post_message(self.Progress(p)), token)
+        result = self.search.probe(self.strategies, self._post_progress, token)
         if not worker.is_cancelled:
             self.post_message(self.Finished(result))
 
@@ -486,4 +498,4 @@ def judged_expectation(missed: Missed, doc: Any) -> Expected | None:
     if chunk is None:
         return None
     return Expected(chunk.path, chunk.start, chunk.end, chunk.index, chunk.start_line, missed.resolved.label,
-                    question=missed.query)
+                    question=missed.query, answer=missed.region)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events, on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
@@ -22,12 +22,14 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from chunkscope.safe_text import visible
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
+from chunkscope.tui.failures import WorkerFailed
 from chunkscope.tui.highlight import line_colours
+from chunkscope.tui.jump import Jump, jump_index
 from chunkscope.tui.layout import SourceLayout, marks_from_findings
 from chunkscope.tui.headless.search import Expected, SearchSession, chapter_of
 from chunkscope.tui.headless.session import (FileResult, FilesChange, TreeResult, apply_files_change, chunk_tree, complete_file, cut_file,
                        export_jsonl, read_files_change)
-from chunkscope.tui.headless.watcher import Snapshot, baseline, describe_change, diff, scan, settled_scan
+from chunkscope.tui.headless.watcher import Snapshot, describe_change, diff, first_scan, settled_scan, tree_scanner
 from chunkscope.tui.widgets.docs_tree import DocsTreeView
 from chunkscope.tui.widgets.histogram import TokenHistogram
 from chunkscope.tui.widgets.key_bar import KeyBar
@@ -38,6 +40,8 @@ from chunkscope.wording import plural
 if TYPE_CHECKING:
     from chunkscope.tui.widgets.chunk_table import ChunkTable
     from chunkscope.tui.screens.compare import CompareMemory
+    from chunkscope.tui.widgets.query_pane import QueryPane
+    from chunkscope.tui.screens.files import FilesScreen
 
 #: Seconds between checks of the files' modification times.
 POLL_SECONDS = 1.0
@@ -51,43 +55,6 @@ SHORT_BELOW = 32
 
 #: Seconds after which the table and detail follow a new cut even if the source view has not drawn it yet.
 SHOW_CUT_FALLBACK_SECONDS = 0.25
-
-
-@dataclass(frozen=True)
-class Jump:
-    """Where to go once a file's chunks are shown: a chunk by its index, else a line, else an offset."""
-
-    path: str
-    offset: int
-    line: int | None = None
-    chunk_index: int | None = None
-    #: A query hit's end: ``(offset, end)`` is the hit's span, which tells whether ``chunk_index`` still names the
-    #: same chunk (a re-cut since the search renumbers the chunks).
-    end: int | None = None
-
-
-def jump_index(chunks: Any, jump: Jump) -> int | None:
-    """The chunk a jump names. By its index whenever that chunk is the one meant: with overlap, the chunk holding
-    a hit's start offset is the previous chunk, so an offset search picks the neighbour. Offsets and lines only
-    for a jump with no index, or one whose chunks were re-cut since."""
-    span = (jump.offset, jump.end) if jump.end is not None else None
-    by_index = {c.index: c for c in chunks}
-    c = by_index.get(jump.chunk_index) if jump.chunk_index is not None else None
-    if c is not None and (span is None or (c.start, c.end) == span):
-        return c.index
-    if span is not None:
-        same = next((c.index for c in chunks if (c.start, c.end) == span), None)
-        if same is not None:
-            return same
-        shared = [(min(c.end, span[1]) - max(c.start, span[0]), -c.index) for c in chunks]
-        if shared and max(shared)[0] > 0:  # re-cut: the chunk holding most of the hit's text
-            return -max(shared)[1]
-    index = next((c.index for c in chunks if c.start <= jump.offset < c.end), None)
-    if index is None and jump.line is not None:
-        index = next((c.index for c in chunks if c.start_line <= jump.line <= c.end_line), None)
-    if index is None and chunks:
-        index = min(chunks, key=lambda c: abs(c.start - jump.offset)).index
-    return index
 
 
 class _Once:
@@ -108,10 +75,14 @@ class ExplorerScreen(Screen):
     CSS_PATH = "explorer.tcss"
 
     BINDINGS = [
-        Binding("slash", "query", "Query", id="explorer.query", tooltip="open the query pane and type a question"),
+        # Priority: from a number field (the threshold, a size) too; a field that may hold "/" still types it.
+        Binding("slash", "query", "Query", id="explorer.query", priority=True,
+                tooltip="open the query pane and type a question (from anywhere but a text field)"),
         Binding("f", "focus('docs')", "Files", id="explorer.files",
                 tooltip="the docs tree (on a narrow terminal it opens over the source; Enter or Escape closes it)"),
         Binding("l", "lint", "Lint", id="explorer.lint", tooltip="the tree's lint findings; Enter jumps to one"),
+        Binding("h", "sizes", "Sizes", id="explorer.sizes", show=False,
+                tooltip="the chunk sizes with their axis: token bins, the limit marked, a count per bin (tree, file)"),
         Binding("F", "files", "Worst files", id="explorer.files-view",
                 tooltip="every file with its chunks, over-limit chunks, errors, warnings and unread text, worst "
                         "first; Enter opens one at its first finding"),
@@ -199,11 +170,13 @@ class ExplorerScreen(Screen):
         self._tree_stale = True
         #: The watcher's last accepted scan of the files (see `poll_files`); taken now, with each document's time
         #: as it was read, so a change made while the app was starting is still seen.
-        self._stamps: Snapshot | None = self._first_scan(tree, config)
+        self._stamps: Snapshot | None = first_scan(tree, config.ignore)
         #: A scan is running or its change waits to be applied: the next poll skips (one scan at a time).
         self._scanning = False
         #: A cut's boundaries waiting to be drawn, and what to do once they are (see `_cut_drawn`).
         self._awaiting_draw: tuple[SourceLayout, Callable[[], None]] | None = None
+        #: The files view while it is open (it is given each new tree run).
+        self._files_view: FilesScreen | None = None
         #: What compare mode keeps between visits (side B's strategy), made on the first visit.
         self._compare_memory: CompareMemory | None = None
         #: (file worker, when it was first seen running, whether the user was told) for the slow-cut notice.
@@ -282,8 +255,8 @@ class ExplorerScreen(Screen):
         if self.current_path is None:
             title = "source"
         else:
-            shown = r is not None and r.doc.path == self.current_path and r.chunks
-            n = f" · {plural(len(r.chunks), 'chunk')}" if shown else ""
+            n = f" · {plural(len(r.chunks), 'chunk')}" if r is not None and r.doc.path == self.current_path \
+                and r.chunks else ""
             title = f"{visible(self.current_path, oneline=True)}{n}"
         subtitle = self.resolved.label if self.resolved is not None else ""
         # Only on change: a new border title refreshes the layout of the whole screen.
@@ -302,8 +275,9 @@ class ExplorerScreen(Screen):
             return
         if jump is not None:
             self._pending_jump = jump
-        shown = self.result is not None and self.result.doc is doc and self.result.resolved is self.resolved
-        if path == self.current_path and shown and (self.result.chunks or self.result.complete):
+        r = self.result
+        shown = r is not None and r.doc is doc and r.resolved is self.resolved and (r.chunks or r.complete)
+        if path == self.current_path and shown:
             self._apply_jump()
             return
         self.current_path = path
@@ -319,7 +293,8 @@ class ExplorerScreen(Screen):
             self._update_titles()
         self.rechunk_file("open")
 
-    @work(thread=True, exclusive=True, group="file", exit_on_error=False, name="chunking the file")
+    @work(thread=True, exclusive=True, group="file", exit_on_error=False,
+          name="chunking the file", description="chunking the file")
     def rechunk_file(self, reason: str = "change") -> None:
         """Cut the open file with the current strategy and build its layout (off the UI thread)."""
         worker = get_current_worker()
@@ -338,7 +313,8 @@ class ExplorerScreen(Screen):
         layout = SourceLayout(doc, first.chunks, {}, (), first.limit, line_colours(doc), notes_pending=True)
         self.post_message(self.FileChunked(first, layout, reason, chapter))
 
-    @work(thread=True, exclusive=True, group="file-complete", exit_on_error=False, name="counting word pieces")
+    @work(thread=True, exclusive=True, group="file-complete", exit_on_error=False,
+          name="counting word pieces", description="counting word pieces")
     def complete_cut(self, first: FileResult, chapter: str) -> None:
         """Add what the embedder and lint make of a cut (started once the boundaries are on screen)."""
         worker = get_current_worker()
@@ -444,7 +420,8 @@ class ExplorerScreen(Screen):
         self._tree_stale = False
         self.rechunk_tree()
 
-    @work(thread=True, exclusive=True, group="tree", exit_on_error=False, name="chunking the tree")
+    @work(thread=True, exclusive=True, group="tree", exit_on_error=False,
+          name="chunking the tree", description="chunking the tree")
     def rechunk_tree(self) -> None:
         """Cut every file with the current strategy (tree counts, histogram, lint), cancelled by a newer run."""
         worker = get_current_worker()
@@ -510,9 +487,8 @@ class ExplorerScreen(Screen):
         mode = self.search.search_mode
         self.notify(f"{visible(resolved.label, oneline=True)} names {mode} search: questions are matched that way "
                     f"now (ctrl+s in the query pane changes it)", title=f"search: {mode}")
-        panes = self.query("#query-pane")
-        if panes:
-            panes.first().search_mode_changed(ask_again=not asked)
+        if self.query("#query-pane"):
+            self._query_pane().search_mode_changed(ask_again=not asked)
 
     # --- events from the widgets -------------------------------------------------------------------------------
 
@@ -565,18 +541,11 @@ class ExplorerScreen(Screen):
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
-        """The screen's workers: a failure becomes a notification (the views keep what they had)."""
+        """The screen's workers: a failure becomes the app's notification (the views keep what they had)."""
         if event.state == WorkerState.ERROR:
-            self.report_failure(event.worker)
-
-    def report_failure(self, worker: Worker) -> None:
-        """The one place a worker's failure becomes a notification (panes forward theirs here)."""
-        err = worker.error
-        name = worker.name or "background work"
-        self.notify(visible(f"{type(err).__name__}: {err}" if err is not None else "failed", oneline=True),
-                    title=f"{name} failed", severity="error", timeout=8)
-        if worker.group == "file" and self.layout_data is None:
-            self.query_one(SourceView).notice = "This file could not be shown (see the notification)."
+            self.post_message(WorkerFailed(event.worker))
+            if event.worker.group == "file" and self.layout_data is None:
+                self.query_one(SourceView).notice = "This file could not be shown (see the notification)."
 
     def _check_slow_cut(self) -> None:
         """Say so once when cutting the open file takes long (a strategy stuck on one document)."""
@@ -597,23 +566,6 @@ class ExplorerScreen(Screen):
 
     # --- files changing on disk --------------------------------------------------------------------------------
 
-    @staticmethod
-    def _scanner(tree: DocsTree, config: Config) -> Callable[[], Snapshot] | None:
-        """One scan of what the watcher watches: the tree, or the one file the app was opened on (None once that
-        file is gone from the tree: it has no path left to watch)."""
-        if not tree.single_file:
-            return partial(scan, tree.root, config.ignore)
-        if not tree.documents:
-            return None
-        return partial(scan, tree.root, single_file=tree.root / tree.documents[0].path)
-
-    @classmethod
-    def _first_scan(cls, tree: DocsTree, config: Config) -> Snapshot | None:
-        """The watcher's baseline (0.65 ms on the Rust book's 112 files): the files as they are now, each document
-        with the time it was read at."""
-        scan_once = cls._scanner(tree, config)
-        return baseline(tree.documents, scan_once()) if scan_once is not None else None
-
     def poll_files(self) -> None:
         """Each second: look for files edited, added, deleted or moved under the root (see `watcher` for why a
         poll); flag a slow cut. The scan runs in a worker, one at a time."""
@@ -622,13 +574,14 @@ class ExplorerScreen(Screen):
             self._scanning = True
             self.scan_files()
 
-    @work(thread=True, exit_on_error=False, group="watch", name="watching the docs folder")
+    @work(thread=True, exit_on_error=False, group="watch",
+          name="watching the docs folder", description="watching the docs folder")
     def scan_files(self) -> None:
         """Stat the tree; when it differs from the last accepted scan, let it settle, read what changed, post it."""
         worker = get_current_worker()
         posted = False
         try:
-            scan_once = self._scanner(self.docs, self.config)
+            scan_once = tree_scanner(self.docs, self.config.ignore)
             if self._stamps is None or scan_once is None:
                 return
             now = scan_once()
@@ -688,7 +641,7 @@ class ExplorerScreen(Screen):
         at = before.index(gone) if gone in before else len(before)
         after = [p for p in before[at + 1:] if p in kept]
         ahead = [p for p in reversed(before[:at]) if p in kept]
-        neighbour = (after or ahead or paths or [None])[0]
+        neighbour = next(iter(after or ahead or paths), None)
         why = "can no longer be read" if gone in fc.read else "was deleted"
         shown = f"; showing {visible(neighbour, oneline=True)}" if neighbour else ""
         self.notify(f"{visible(gone, oneline=True)} {why}{shown}", title="open file", severity="warning")
@@ -721,11 +674,16 @@ class ExplorerScreen(Screen):
             # The panes' modules load on first use too.
             from chunkscope.tui.widgets.lint_pane import LintPane
             from chunkscope.tui.widgets.query_pane import QueryPane
+            from chunkscope.tui.widgets.size_pane import SizePane
 
+            pane: QueryPane | LintPane | SizePane
             if pane_id == "query-pane":
                 pane = QueryPane(self.search, id="query-pane")
                 self._bind(pane, resolved="resolved", current_path="current_path",
                            current_chapter="current_chapter", expected="expected")
+            elif pane_id == "size-pane":
+                pane = SizePane(id="size-pane")
+                self._bind(pane, tree_result="tree_result", result="result")
             else:
                 pane = LintPane(self.search, id="lint-pane")
                 self._bind(pane, result="tree_result")
@@ -734,17 +692,36 @@ class ExplorerScreen(Screen):
         return True
 
     async def action_query(self) -> None:
+        focused = self.focused
+        if isinstance(focused, Input) and (focused.id == "query-input" or focused.type == "text"
+                                           and focused.id != "threshold-input"):
+            raise SkipAction()  # the question itself, or a text field that may hold "/": the key types it
         if await self._show_pane("query-pane"):
-            self.call_after_refresh(self.query_one("#query-pane").focus_input)
+            self.call_after_refresh(self._query_pane().focus_input)
 
     async def action_lint(self) -> None:
-        bottom = self.query_one("#bottom")
-        switcher = self.query_one("#panes", ContentSwitcher)
-        if bottom.has_class("-open") and switcher.current == "lint-pane":
+        if self._pane_shown("lint-pane"):
             self.action_close_pane()
-            return
-        if await self._show_pane("lint-pane"):
-            self.call_after_refresh(self.query_one("#lint-pane").focus_list)
+        elif await self._show_pane("lint-pane"):
+            from chunkscope.tui.widgets.lint_pane import LintPane
+
+            self.call_after_refresh(self.query_one("#lint-pane", LintPane).focus_list)
+
+    async def action_sizes(self) -> None:
+        """Key h: the chunk sizes with their axis (as ``chunkscope stats`` draws them); h again closes them."""
+        if self._pane_shown("size-pane"):
+            self.action_close_pane()
+        elif await self._show_pane("size-pane"):
+            self.call_after_refresh(self.query_one("#size-pane").focus)
+
+    def _pane_shown(self, pane_id: str) -> bool:
+        return self.query_one("#bottom").has_class("-open") and \
+            self.query_one("#panes", ContentSwitcher).current == pane_id
+
+    def _query_pane(self) -> QueryPane:
+        from chunkscope.tui.widgets.query_pane import QueryPane  # loaded with the pane, on first use
+
+        return self.query_one("#query-pane", QueryPane)
 
     def action_close_pane(self) -> None:
         """Escape: leave a text field for the source view (keys work again; an open pane stays open, its work
@@ -801,7 +778,7 @@ class ExplorerScreen(Screen):
     def action_focus_strategy(self) -> None:
         self.query_one("#strategy-select").focus()
 
-    def action_focus(self, widget_id: str) -> None:
+    async def action_focus(self, widget_id: str) -> None:
         self.query_one(f"#{widget_id}").focus()
 
     async def action_expect(self) -> None:
@@ -818,8 +795,8 @@ class ExplorerScreen(Screen):
         self.expected = Expected(c.path, c.start, c.end, c.index, c.start_line, r.resolved.label)
         if not await self._show_pane("query-pane"):
             return
-        pane = self.query_one("#query-pane")
-        question = pane.query_one("#query-input").value
+        pane = self._query_pane()
+        question = pane.query_one("#query-input", Input).value
         if question.strip():
             pane.ask(question)
         else:
@@ -837,11 +814,19 @@ class ExplorerScreen(Screen):
         self.app.push_screen(CompareScreen(self.docs, self.config, self.current_path, self.resolved, other,
                                            memory=self._compare_memory))
 
+    def open_page(self, path: str) -> None:
+        """``open: <path>`` from the palette or ctrl+g: back to this screen, the page open, the source focused."""
+        while self.app.screen is not self and len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+        self.open_file(path)
+        self.query_one(SourceView).focus()
+
     def action_files(self) -> None:
         """Key ``F``: the files view; the row picked there opens at its first finding, in the source view."""
         from chunkscope.tui.screens.files import FilesScreen
 
         def picked(row: Any) -> None:
+            self._files_view = None
             if row is None:
                 return
             if row.first_finding is not None:
@@ -850,7 +835,14 @@ class ExplorerScreen(Screen):
                 self.open_file(row.path)
             self.query_one(SourceView).focus()
 
-        self.app.push_screen(FilesScreen(self), picked)
+        self._files_view = FilesScreen(self.docs, self.config, self.tree_result)
+        self.app.push_screen(self._files_view, picked)
+
+    def watch_tree_result(self, tree: TreeResult | None) -> None:
+        """The files view, while open, sums up each new tree run (None: one is on its way)."""
+        view = self._files_view
+        if view is not None and view.is_attached:
+            view.tree_run = tree
 
     def action_evaluate(self) -> None:
         from chunkscope.tui.screens.evaluation import EvaluationScreen
@@ -881,9 +873,9 @@ class ExplorerScreen(Screen):
 
     async def rebuild_index(self) -> None:
         if await self._show_pane("query-pane"):
-            self.query_one("#query-pane").rebuild_index()
+            self._query_pane().rebuild_index()
 
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False, name="export")
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False, name="export", description="export")
     def export_chunks(self) -> None:
         """Write every chunk of the tree (current strategy) as JSONL into the working directory."""
         resolved = self.resolved

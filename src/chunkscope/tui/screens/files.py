@@ -1,8 +1,9 @@
 """The files view: one row per file with its chunks, over-limit chunks, lint errors and warnings and the share of
 its text the embedder never reads, worst first; Enter opens the file at its first finding.
 
-The figures are the core's (`chunkscope.tui.headless.file_report` over the explorer's tree run: its chunks and lint report),
-computed in a thread worker; this module only lays them out and sorts them.
+The figures are the core's (`chunkscope.tui.headless.file_report` over a tree run: its chunks and lint report),
+computed in a thread worker; this module only lays them out and sorts them. The screen is given the tree, the
+config and the tree run (`tree_run` is set again when a newer run lands); a failure is posted, never reported by hand.
 """
 
 from __future__ import annotations
@@ -16,19 +17,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from chunkscope.chunking.chunk import ChunkedDoc
+from chunkscope.chunking.model import ChunkedDoc
+from chunkscope.config.reader import Config
+from chunkscope.document.loader import DocsTree
 from chunkscope.tui.headless.file_report import FileSummary, file_summaries, sort_files, tree_totals
 from chunkscope.safe_text import visible
-from chunkscope.wording import plural
+from chunkscope.tui.failures import WorkerFailed
 from chunkscope.tui.widgets.key_bar import KeyBar
+from chunkscope.wording import plural
 
 if TYPE_CHECKING:
     from chunkscope.tui.headless.session import TreeResult
-    from chunkscope.tui.screens.explorer import ExplorerScreen
 
 #: The sorts `s` steps through, in order, with the column each one marks and how the title says it.
 SORT_CYCLE: tuple[tuple[str, str, str], ...] = (
@@ -101,9 +105,14 @@ class FilesScreen(Screen["FileSummary | None"]):
             self.linted = linted
             self.note = note
 
-    def __init__(self, explorer: "ExplorerScreen") -> None:
+    tree_run: var["TreeResult | None"] = var(None, always_update=True)
+    """The tree run summed up (None while a new one is being made); whoever opened the view sets a newer one."""
+
+    def __init__(self, docs: DocsTree, config: Config, tree: "TreeResult | None") -> None:
         super().__init__()
-        self.explorer = explorer
+        self._docs = docs
+        self._config = config
+        self.set_reactive(FilesScreen.tree_run, tree)
         #: The rows of the last tree run, in reading order (None until the worker answers).
         self.rows: list[FileSummary] | None = None
         self.sort = "worst"
@@ -112,7 +121,6 @@ class FilesScreen(Screen["FileSummary | None"]):
         self.shown: list[FileSummary] = []
         self._note: str | None = None
         self._linted = True
-        self._tree: "TreeResult | None" = None
         self._width = 0
 
     def compose(self) -> ComposeResult:
@@ -123,21 +131,25 @@ class FilesScreen(Screen["FileSummary | None"]):
 
     def on_mount(self) -> None:
         self.query_one("#files-table", FilesTable).focus()
-        # The explorer's tree run is the source: a new one (an edited file, a new strategy) refreshes the rows.
-        self.watch(self.explorer, "tree_result", self._tree_changed, init=True)
+        self._sum_up(self.tree_run)
 
     # --- the figures -------------------------------------------------------------------------------------------
 
-    def _tree_changed(self, tree: "TreeResult | None") -> None:
-        self._tree = tree
+    def watch_tree_run(self, tree: "TreeResult | None") -> None:
+        if self.is_mounted:  # before that, `on_mount` sums up the run the screen holds
+            self._sum_up(tree)
+
+    def _sum_up(self, tree: "TreeResult | None") -> None:
+        """A new tree run (an edited file, a new strategy): sum it up again; None: a run is on its way."""
         if tree is None:
             self._summary()
             return
         # The documents in reading order, taken here: the watcher changes the tree's list on this thread.
-        docs = [d for d in self.explorer.docs.documents if d.path in tree.entries]
+        docs = [d for d in self._docs.documents if d.path in tree.entries]
         self.summarise(tree, [ChunkedDoc(d, tree.entries[d.path].chunks, tree.entries[d.path].error) for d in docs])
 
-    @work(thread=True, exclusive=True, group="files", exit_on_error=False, name="summing up the files")
+    @work(thread=True, exclusive=True, group="files", exit_on_error=False,
+          name="summing up the files", description="summing up the files")
     def summarise(self, tree: "TreeResult", results: list[ChunkedDoc]) -> None:
         """The core's per-file figures for one tree run (its chunks and lint report: nothing is cut again)."""
         from chunkscope.tokens import TokenizerError
@@ -150,7 +162,7 @@ class FilesScreen(Screen["FileSummary | None"]):
                                                 else "lint is not available in this build")
         stop = lambda: worker.is_cancelled  # noqa: E731
         try:
-            rows = file_summaries(results, limit, findings, self.explorer.config.embedder_spec(), should_stop=stop)
+            rows = file_summaries(results, limit, findings, self._config.embedder_spec(), should_stop=stop)
         except TokenizerError as exc:  # no word-piece tokenizer: every other figure still holds
             note = f"the unread share is unknown: {exc}"
             rows = file_summaries(results, limit, findings, None, should_stop=stop)
@@ -158,7 +170,7 @@ class FilesScreen(Screen["FileSummary | None"]):
             self.post_message(self.Summarised(tree, rows, report is not None, note))
 
     def on_files_screen_summarised(self, msg: "FilesScreen.Summarised") -> None:
-        if msg.tree is not self._tree:
+        if msg.tree is not self.tree_run:
             return  # a newer tree run is being summed up
         self.rows, self._linted, self._note = msg.rows, msg.linted, msg.note
         self._fill(keep_cursor=True)
@@ -167,7 +179,7 @@ class FilesScreen(Screen["FileSummary | None"]):
 
     def _summary(self) -> None:
         box = self.query_one("#files-summary", Static)
-        tree, rows = self._tree, self.rows
+        tree, rows = self.tree_run, self.rows
         if tree is None or rows is None:
             box.update(Text("Counting the tree's chunks and findings…", style="dim italic"))
             return
@@ -301,6 +313,6 @@ class FilesScreen(Screen["FileSummary | None"]):
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
-        """A failure of the summing up becomes the explorer's notification (its one place for them)."""
+        """A failure of the summing up becomes the app's notification (its one place for them)."""
         if event.state == WorkerState.ERROR:
-            self.explorer.report_failure(event.worker)
+            self.post_message(WorkerFailed(event.worker))

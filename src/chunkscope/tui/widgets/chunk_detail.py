@@ -9,6 +9,7 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.reactive import reactive
 from textual.widgets import RichLog
 
@@ -69,7 +70,7 @@ class ChunkDetail(RichLog, can_focus=True):
     def watch_result(self) -> None:
         self._show()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         # The log keeps lines laid out at the old width: lay the chunk out again at the new one.
         self._shown = None
         self.call_after_refresh(self._show)

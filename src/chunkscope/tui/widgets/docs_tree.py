@@ -12,7 +12,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from chunkscope.safe_text import visible
-from chunkscope.document.loader import DocsTree
+from chunkscope.document.loader import DocsTree, Problem
 from chunkscope.tui.headless.session import TreeResult
 
 #: How a file's lint mark looks: errors outrank warnings (shapes differ too, for a monochrome terminal).
@@ -81,7 +81,7 @@ class DocsTreeView(Tree[str]):
         self._leaves.clear()
         folders: dict[tuple[str, ...], TreeNode[str]] = {(): self.root}
         problems = {p.path: p for p in self.docs.problems}
-        entries = [(d.path, None) for d in self.docs.documents]
+        entries: list[tuple[str, Problem | None]] = [(d.path, None) for d in self.docs.documents]
         entries += [(p.path, p) for p in self.docs.problems if p.path not in {d.path for d in self.docs.documents}]
         for path, problem in entries:
             parts = PurePosixPath(path).parts

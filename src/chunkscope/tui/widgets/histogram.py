@@ -42,11 +42,11 @@ def histogram_text(label: str, counts: list[int] | None, limit: int | None, bins
         out.append(BLOCKS[level], style=("#ff5f5f" if over else "#7ee787") + " on #1c2128")
     if limit and all((i * step + 1) <= limit for i in range(nbins)):
         out.append("┃", style="bold #e5c07b")
-    over = sum(1 for c in counts if limit is not None and c > limit)
+    n_over = sum(1 for c in counts if limit is not None and c > limit)
     out.append(f" {plural(len(counts), 'chunk')} · median {statistics.median(counts):.0f} · max {max(counts)}")
     if limit is not None:
         out.append(f"/{limit}", style="#e5c07b")
-        out.append(f" · {over} over", style="bold #ff5f5f" if over else "dim")
+        out.append(f" · {n_over} over", style="bold #ff5f5f" if n_over else "dim")
     return out
 
 
@@ -65,6 +65,9 @@ class TokenHistogram(Widget):
     """The strategy's maximum, in its tokenizer."""
     unit: reactive[str] = reactive("tokens")
     """The tokenizer the counts are in."""
+
+    def on_mount(self) -> None:
+        self.tooltip = "chunk sizes, this file's and the tree's; h shows them with their axis (bins, counts, limit)"
 
     def render(self) -> Text:
         width = max(self.size.width, 40)

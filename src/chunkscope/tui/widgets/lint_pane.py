@@ -43,7 +43,7 @@ def run_embedding_rules(search: SearchSession, result: TreeResult, on_progress: 
     """Index the tree with the result's strategy (the app's embedder and store), find every chunk's neighbours and
     lint the result's chunks with the embedding rules: (lint report, neighbourhoods); None when stopped. No
     Textual here: the pane's worker calls it."""
-    from chunkscope.chunking.chunk import ChunkedDoc
+    from chunkscope.chunking.model import ChunkedDoc
     from chunkscope.lint import embedding_rules, lint_tree
     from chunkscope.retrieval.neighbours import StoredEmbeddings
 
@@ -275,7 +275,12 @@ class LintPane(Vertical):
         self._space_line(Text("Embedding rules: starting…", style="dim italic"))
         self._embedding_worker(result)
 
-    @work(thread=True, exclusive=True, group="lint-embeddings", exit_on_error=False, name="embedding rules")
+    def _post_progress(self, progress: WorkProgress) -> None:
+        """The embedding rules' progress, from their worker thread (a flood collapses into the latest)."""
+        self.post_message(self.SpaceProgress(progress))
+
+    @work(thread=True, exclusive=True, group="lint-embeddings", exit_on_error=False,
+          name="embedding rules", description="embedding rules")
     def _embedding_worker(self, result: TreeResult) -> None:
         from chunkscope.extras import MissingExtra
 
@@ -283,8 +288,7 @@ class LintPane(Vertical):
         token = CancelToken(poll=lambda: worker.is_cancelled)
         assert self._search is not None
         try:
-            done = run_embedding_rules(self._search, result, lambda p: self.post_message(self.SpaceProgress(p)),
-                                       token)
+            done = run_embedding_rules(self._search, result, self._post_progress, token)
         except Cancelled:
             done = None
         except MissingExtra as exc:
@@ -342,7 +346,7 @@ class LintPane(Vertical):
         result = self.result
         self._all = []
         report = result.lint if result is not None and not result.lint_error else None
-        if report is not None:
+        if result is not None and report is not None:
             found = list(report.findings)
             space = self._space
             if self._embeddings_on and space is not None and space.result is result:

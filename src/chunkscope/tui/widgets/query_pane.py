@@ -32,6 +32,7 @@ from chunkscope.retrieval.search_modes import SEARCH_MODES
 from chunkscope.progress import CancelToken, Phase
 from chunkscope.progress import Progress as WorkProgress
 from chunkscope.tui.debounce import DEBOUNCE_SECONDS
+from chunkscope.tui.failures import WorkerFailed
 from chunkscope.tui.headless.search import (Answer, Expected, SearchSession, install_hint, measuring, progress_brief, progress_text,
                       retrieval_available)
 from chunkscope.wording import plural
@@ -523,11 +524,16 @@ class QueryPane(Vertical):
         st = self.query_one("#query-status", Static)
         st.update(text if isinstance(text, Text) else Text(text, style="bold red" if error else ""))
 
-    @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="indexing")
+    def _post_progress(self, progress: WorkProgress) -> None:
+        """The index build's progress, from its worker thread (a flood collapses into the latest)."""
+        self.post_message(self.Progress(progress))
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="indexing", description="indexing")
     def _index(self, resolved: ResolvedStrategy) -> None:
         self._build_index(resolved, rebuild=False)
 
-    @work(thread=True, exclusive=True, group="index", exit_on_error=False, name="rebuilding the index")
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False,
+          name="rebuilding the index", description="rebuilding the index")
     def _forget_then_index(self, resolved: ResolvedStrategy) -> None:
         self._build_index(resolved, rebuild=True)
 
@@ -538,7 +544,7 @@ class QueryPane(Vertical):
         self.app.call_from_thread(self._show_indexing, resolved, token)
         if rebuild:
             self.session.forget(resolved)
-        report = self.session.index(resolved, lambda p: self.post_message(self.Progress(p)), token)
+        report = self.session.index(resolved, self._post_progress, token)
         self.post_message(self.Indexed(resolved, report))
 
     def _show_indexing(self, resolved: ResolvedStrategy, token: CancelToken) -> None:
@@ -647,7 +653,7 @@ class QueryPane(Vertical):
         self._show_verdict()
         return None
 
-    @work(thread=True, exclusive=True, group="query", exit_on_error=False, name="search")
+    @work(thread=True, exclusive=True, group="query", exit_on_error=False, name="search", description="search")
     def _search(self, question: str, resolved: ResolvedStrategy, path: str | None, chapter: str | None,
                 expected: Expected | None, box: Input, seq: int) -> None:
         worker = get_current_worker()
@@ -670,9 +676,7 @@ class QueryPane(Vertical):
             self.post_message(self.IndexingChanged(None))
         err = event.worker.error
         self._status(visible(install_hint(err) or f"{event.worker.name} failed: {err}", oneline=True), error=True)
-        report = getattr(self.screen, "report_failure", None)
-        if report is not None:
-            report(event.worker)
+        self.post_message(WorkerFailed(event.worker))
 
     def on_query_pane_answered(self, msg: "QueryPane.Answered") -> None:
         # Only the answer to the latest search, for the text the box holds now, is shown.
@@ -831,9 +835,8 @@ class QueryPane(Vertical):
             if v.hit:
                 t.append(f"  ✔ found: rank {v.rank}, score {v.score:.3f}", style="bold #7ee787")
             else:
-                t.append(f"  ✖ missed ({v.reason})", style="bold #ff5f5f")
-                if v.rank is not None and v.score is not None:
-                    t.append(f": rank {v.rank}, score {v.score:.3f}", style="#ff8787")
+                # The core's words (reason, rank, score), as eval and probe print them.
+                t.append(f"  ✖ missed: {v.words}", style="bold #ff5f5f")
                 if v.detail and not v.detail.startswith("rank "):  # "rank N" is already said
                     t.append(f" — {visible(v.detail, oneline=True)}", style="")
         box.update(t)

@@ -314,6 +314,7 @@ class SourceView(ScrollView, can_focus=True):
         if self._rows is not None and row >= self._rows.rows:
             return
         line, within = self._row_span(layout, row)
+        column: int | None
         if offset.x >= layout.gutter_width:
             column = offset.x - layout.gutter_width + (0 if self._rows is not None else round(self.scroll_x))
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from rich.text import Text
 from textual import on
@@ -15,7 +15,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
-from chunkscope.chunking.chunk import ConstraintError, Param, ParamError, Strategy, UnknownStrategy, strategy_class, strategy_names
+from chunkscope.chunking.params import ConstraintError, Param, ParamError
+from chunkscope.chunking.registry import UnknownStrategy, strategy_class, strategy_names
+from chunkscope.chunking.strategy import Strategy
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.tui.debounce import Debouncer
 from chunkscope.tui.headless.session import resolve
@@ -219,7 +221,7 @@ class StrategyBar(Widget):
                 self.screen.focus_previous()
             return
         group = target.parent
-        if group is not None and group.has_class("param-group"):
+        if isinstance(group, Widget) and group.has_class("param-group"):
             self._reveal(group)
             self._show_more(keep=target)  # visible now, so it can take the focus
         target.focus()
@@ -280,7 +282,8 @@ class StrategyBar(Widget):
                 widgets.append(sel)
             else:
                 # Typed: an integer field takes only digits, a number field a decimal; coerce() checks the rest.
-                kind = {int: "integer", float: "number"}.get(p.type, "text")
+                kind: Literal["integer", "number", "text"] = (
+                    "integer" if p.type is int else "number" if p.type is float else "text")
                 inp = OrderedInput(param_text(p, value), type=kind, compact=True, id=f"param-{p.name}",
                                    classes="param", tooltip=tip, select_on_focus=True)
                 if p.type in (list, dict, str):

@@ -1,0 +1,34 @@
+"""``chunkscope [DOCS]``: open the explorer app (Textual is imported only here and in ``chunkscope.tui``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from chunkscope.chunking.params import ParamError
+from chunkscope.retrieval.search_modes import SEARCH_MODES
+from chunkscope.cli.context import load_context, strategies_from_args
+from chunkscope.cli.options import add_docs_arg, add_strategy_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tui", help="open the explorer (the default: `chunkscope DOCS`)")
+    add_docs_arg(p, optional=True)
+    add_strategy_args(p)
+    p.add_argument("--embedder", metavar="MODEL", help="the embedding model for questions (as for query)")
+    p.add_argument("--embed-url", metavar="URL", help="the endpoint of an openai: embedder")
+    p.add_argument("--search", choices=SEARCH_MODES, help="how questions are matched (ctrl+s in the app cycles)")
+    p.add_argument("--threshold", type=float, help="score threshold (default: the embedder's own; ctrl+t in the app)")
+    p.set_defaults(func=cmd_tui)
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    ctx = load_context(args, report_problems=False, require_documents=False)
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+        raise ParamError(f"--threshold must be between -1 and 1 (a cosine score), got {args.threshold}")
+    config = ctx.config.with_command_line(embedding__model=args.embedder, embedding__url=args.embed_url,
+                                          query__search=args.search, query__threshold=args.threshold)
+    config.embedder_spec()  # a bad --embedder or --embed-url is one line now, not at the first question
+    resolved = strategies_from_args(args, config)[0]
+    from chunkscope.tui.app import run_app
+
+    return run_app(ctx.tree, config, resolved)

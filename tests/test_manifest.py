@@ -1,0 +1,207 @@
+"""The manifest of an indexed collection: a question on an unchanged tree reads, chunks and re-checks nothing; an
+index pass re-chunks only the files that changed; another strategy or embedder has a manifest of its own; a
+damaged manifest is a full pass, never a traceback. Through the real CLI, the real model and the real store."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chunkscope.cli import main
+from chunkscope.retrieval.ids import workspace_dir
+from chunkscope.retrieval.manifest import MANIFEST_DIR
+
+#: An hour ago: files and folders older than the manifest's racy window, as a tree edited long ago is.
+_PAST = 3600
+
+
+Capsys = pytest.CaptureFixture[str]
+Spies = dict[str, list[Any]]
+
+
+def _age(root: Path, seconds: int = _PAST) -> None:
+    """Set every file's and folder's times ``seconds`` back (a tree written just now is "racy": hashed anyway)."""
+    when = os.stat(root).st_mtime - seconds
+    for folder, _, files in os.walk(root):
+        for name in files:
+            os.utime(Path(folder) / name, (when, when))
+        os.utime(folder, (when, when))
+
+
+@pytest.fixture()
+def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """Record every call of the tree loader, the chunker (the paths it was given) and the one-file reader."""
+    import chunkscope.chunking.drivers as drivers
+    import chunkscope.cli.context as context
+    import chunkscope.retrieval.manifest as manifest
+
+    calls: dict[str, list[Any]] = {"load_docs": [], "chunk": [], "read": []}
+    real_load, real_chunk, real_read = context.load_docs, drivers.chunk_documents, manifest.read_document
+
+    def load_docs(*a: Any, **kw: Any) -> Any:
+        calls["load_docs"].append(a[0])
+        return real_load(*a, **kw)
+
+    def chunk_documents(docs: Any, *a: Any, **kw: Any) -> Any:
+        docs = list(docs)
+        calls["chunk"].extend(d.path for d in docs)
+        return real_chunk(docs, *a, **kw)
+
+    def read_document(file: Any, rel: str, *a: Any, **kw: Any) -> Any:
+        calls["read"].append(rel)
+        return real_read(file, rel, *a, **kw)
+
+    monkeypatch.setattr(context, "load_docs", load_docs)
+    monkeypatch.setattr(drivers, "chunk_documents", chunk_documents)
+    monkeypatch.setattr(manifest, "read_document", read_document)
+    return calls
+
+
+def _reset(calls: dict[str, list[Any]]) -> None:
+    for v in calls.values():
+        v.clear()
+
+
+def _index(docs: Path, capsys: Capsys, *extra: str) -> dict[str, Any]:
+    assert main(["index", str(docs), "--json", *extra]) == 0
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def _query(docs: Path, question: str, capsys: Capsys, *extra: str) -> list[dict[str, Any]]:
+    assert main(["query", str(docs), question, "--json", "-k", "3", *extra]) == 0
+    hits: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
+    return hits
+
+
+def _manifests(docs: Path) -> list[Path]:
+    return sorted((workspace_dir(docs) / MANIFEST_DIR).glob("*.json"))
+
+
+def test_an_unchanged_tree_answers_without_loading_or_chunking(topic_docs: Path, capsys: Capsys, spies: Spies) -> None:
+    _age(topic_docs)
+    first = _index(topic_docs, capsys)
+    assert first["chunks"] == 3 and sorted(spies["chunk"]) == ["baking.md", "sailing.md", "taxes.md"]
+    _reset(spies)
+    for mode in ("hybrid", "dense", "keyword"):
+        hits = _query(topic_docs, "how do I tack a sailing boat through the wind", capsys, "--search", mode)
+        assert hits[0]["path"] == "sailing.md", mode
+        assert hits[0]["citation"] and hits[0]["text"].startswith("# Sailing")
+    assert spies == {"load_docs": [], "chunk": [], "read": []}
+    # A second index pass on the unchanged tree writes nothing and reads nothing either.
+    again = _index(topic_docs, capsys)
+    assert (again["upserted"], again["unchanged"], again["chunks"]) == (0, 3, 3)
+    assert spies == {"load_docs": [], "chunk": [], "read": []}
+
+
+def test_one_edited_file_is_the_only_one_read_and_chunked(topic_docs: Path, capsys: Capsys, spies: Spies) -> None:
+    _age(topic_docs)
+    _index(topic_docs, capsys)
+    manifest_before = _manifests(topic_docs)
+    baking = topic_docs / "baking.md"
+    baking.write_text(baking.read_text(encoding="utf-8") + "\nSourdough needs a starter fed the night before.\n",
+                      encoding="utf-8")
+    _reset(spies)
+    report = _index(topic_docs, capsys)
+    assert spies["load_docs"] == [] and spies["read"] == ["baking.md"] and spies["chunk"] == ["baking.md"]
+    assert (report["upserted"], report["unchanged"], report["deleted"]) == (1, 2, 1)
+    assert _manifests(topic_docs) == manifest_before  # the same manifest, brought up to date
+    hits = _query(topic_docs, "what does sourdough need the night before", capsys, "--search", "keyword")
+    assert hits[0]["path"] == "baking.md" and "Sourdough" in hits[0]["text"]
+    # A file touched but not edited is read (its stamp moved), found identical by its hash, and not chunked.
+    _age(topic_docs)
+    _index(topic_docs, capsys)
+    _reset(spies)
+    os.utime(topic_docs / "taxes.md", (os.stat(topic_docs).st_mtime + 60,) * 2)
+    assert _index(topic_docs, capsys)["upserted"] == 0
+    assert spies["chunk"] == [] and spies["read"] == ["taxes.md"]
+
+
+def test_a_removed_file_loses_its_points_and_nothing_else_is_chunked(topic_docs: Path, capsys: Capsys,
+                                                                     spies: Spies) -> None:
+    _age(topic_docs)
+    _index(topic_docs, capsys)
+    (topic_docs / "taxes.md").unlink()
+    _reset(spies)
+    hits = _query(topic_docs, "file the tax return before the April deadline", capsys, "--search", "keyword")
+    # A file gone changes its folder: the tree is loaded again, but no remaining file is chunked again.
+    assert spies["load_docs"] == [str(topic_docs)] and spies["chunk"] == []
+    assert "taxes.md" not in {h["path"] for h in hits}
+    assert _query(topic_docs, "tax return", capsys, "--filter", "path=taxes.md") == []
+    report = _index(topic_docs, capsys)
+    assert (report["chunks"], report["unchanged"], report["deleted"]) == (2, 2, 0)
+
+
+def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_docs: Path, capsys: Capsys) -> None:
+    from chunkscope.config.reader import Config, resolve_strategy
+    from chunkscope.document.loader import load_docs
+    from chunkscope.embedding.embedder import embedder_for
+    from chunkscope.paths import default_model_dir
+    from chunkscope.retrieval.manifest import tree_settings
+    from chunkscope.retrieval.retriever import Retriever
+    from chunkscope.retrieval.store import Store
+
+    _age(topic_docs)
+    _index(topic_docs, capsys)
+    _index(topic_docs, capsys, "-p", "chunk_size=200")
+    assert len(_manifests(topic_docs)) == 2
+    config = Config()
+    tree = load_docs(topic_docs)
+    with Store(topic_docs) as store:
+        def retriever(model: str | None, **params: Any) -> Retriever:
+            return Retriever(tree, resolve_strategy(config, "recursive", params or None).strategy,
+                             embedder_for(config, model), store, tree_settings=tree_settings(config))
+
+        default = retriever(None)
+        other_params = retriever(None, chunk_size=200)
+        other_model = retriever(f"st:{default_model_dir()}")
+        paths = {r.manifest.path for r in (default, other_params, other_model) if r.manifest is not None}
+        assert len(paths) == 3 and set(_manifests(topic_docs)) < paths | set(_manifests(topic_docs))
+        assert default.stored() is not None and other_params.stored() is not None
+        assert other_model.stored() is None  # never indexed with that embedder: no manifest vouches for it
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "other-version"])
+def test_a_damaged_manifest_is_a_full_pass_without_a_traceback(topic_docs: Path, capsys: Capsys, spies: Spies,
+                                                          damage: str) -> None:
+    _age(topic_docs)
+    _index(topic_docs, capsys)
+    (file,) = _manifests(topic_docs)
+    raw = file.read_bytes()
+    if damage == "truncate":
+        file.write_bytes(raw[: len(raw) // 2])
+    elif damage == "garbage":
+        file.write_bytes(b"\x00\xff{not json")
+    elif damage == "empty":
+        file.write_bytes(b"")
+    else:
+        data = json.loads(raw)
+        data["version"] = 999
+        file.write_text(json.dumps(data), encoding="utf-8")
+    _reset(spies)
+    hits = _query(topic_docs, "how long do I knead the dough", capsys, "--search", "hybrid")
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and hits[0]["path"] == "baking.md"
+    # Treated as absent: the whole tree loaded and chunked, the points compared (none rewritten), a new manifest.
+    assert spies["load_docs"] == [str(topic_docs)]
+    assert sorted(spies["chunk"]) == ["baking.md", "sailing.md", "taxes.md"]
+    assert json.loads(file.read_bytes())["version"] != 999
+    _reset(spies)
+    _query(topic_docs, "how long do I knead the dough", capsys)
+    assert spies["chunk"] == [] and spies["load_docs"] == []
+
+
+def test_a_store_emptied_elsewhere_is_indexed_again(topic_docs: Path, capsys: Capsys, spies: Spies) -> None:
+    """The manifest lists points the store no longer holds (a rebuild from another tool): it is not trusted."""
+    _age(topic_docs)
+    _index(topic_docs, capsys)
+    _reset(spies)
+    report = _index(topic_docs, capsys, "--rebuild")
+    assert report["upserted"] == 3 and sorted(spies["chunk"]) == ["baking.md", "sailing.md", "taxes.md"]
+    _reset(spies)
+    assert _query(topic_docs, "bake the loaf", capsys, "--search", "keyword")[0]["path"] == "baking.md"
+    assert spies["chunk"] == []
