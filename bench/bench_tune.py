@@ -9,9 +9,10 @@ reported beside it.
 
 Per tree, as a user would, in subprocesses of the installed command line:
 
-1. ``chunkscope tune DOCS --budget B --write --config CFG --json``: label-free (no questions at all); the
-   winner goes to ``[presets.tuned]`` of a configuration file in a scratch folder (the corpora are read-only, and
-   nothing is written beside them). Its wall time is measured here, start to exit.
+1. ``chunkscope tune DOCS --budget B --write --write-best-so-far --config CFG --json``: label-free (no questions
+   at all); the winner (the best so far, when tune says it has no answer) goes to ``[presets.tuned]`` of a
+   configuration file in a scratch folder (the corpora are read-only, and nothing is written beside them). Its
+   wall time is measured here, start to exit.
 2. ``chunkscope eval DOCS HELDOUT --config CFG -s tuned -s recursive -s fixed -s section -s section-sentence
    -s header-window -s content-type``: the tuned preset (with the search mode tune chose) and the six seeds at
    their defaults (dense search), on the held-aside questions.
@@ -83,8 +84,9 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
     cfg.write_text(f"# scratch configuration of bench_tune.py for {name}\n", encoding="utf-8")
     emit(f"\n## {name}: `{docs}`\n")
     emit(f"load average before tune: {load()}")
-    rc, out, err, seconds = chunkscope("tune", str(docs), "--budget", budget, "--write", "--config", str(cfg),
-                                       "--json")
+    # --write-best-so-far: the bench measures what tune found even when tune says it is no answer (and says so).
+    rc, out, err, seconds = chunkscope("tune", str(docs), "--budget", budget, "--write", "--write-best-so-far",
+                                       "--config", str(cfg), "--json")
     if rc != 0:
         raise SystemExit(f"tune failed ({rc}): {err.strip()[-2000:]}")
     tuned = json.loads(out)
@@ -92,6 +94,9 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
     emit(f"label-free tune: {seconds:.0f} s wall time (budget {budget}); {len(tuned['trials'])} trials over "
          f"{len(tuned['rungs'])} rungs; embedded {tuned['cache']['embedded']:,} texts, "
          f"{tuned['cache']['cached']:,} from the cache; load average after: {load()}")
+    if tuned.get("no_answer"):
+        emit(f"tune says this is no answer: {tuned['no_answer']} (the whole search needs about "
+             f"{tuned['needed_budget']} s); the best so far is measured below")
     emit()
     emit(table(["rung", "part of the tree", "probe questions", "measured", "seconds", "stopped"],
                [[r["rung"], f"{r['fraction']:.0%} ({r['documents']} files)", r["questions"],
@@ -112,7 +117,7 @@ def run_tree(name: str, docs: Path, heldout: Path, tune_rows: Path | None, budge
         lcfg = scratch / f"{name}-labelled.toml"
         lcfg.write_text("", encoding="utf-8")
         rc, out, err, lsec = chunkscope("tune", str(docs), str(tune_rows), "--budget", budget, "--write",
-                                        "--config", str(lcfg), "--json")
+                                        "--write-best-so-far", "--config", str(lcfg), "--json")
         if rc != 0:
             raise SystemExit(f"labelled tune failed ({rc}): {err.strip()[-2000:]}")
         lt = json.loads(out)

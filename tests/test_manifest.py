@@ -147,7 +147,7 @@ def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_
 
     _age(topic_docs)
     _index(topic_docs, capsys)
-    _index(topic_docs, capsys, "-p", "chunk_size=200")
+    _index(topic_docs, capsys, "-p", "chunk_size=123")
     assert len(_manifests(topic_docs)) == 2
     config = Config()
     tree = load_docs(topic_docs)
@@ -157,7 +157,7 @@ def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_
                              embedder_for(config, model), store, tree_settings=tree_settings(config))
 
         default = retriever(None)
-        other_params = retriever(None, chunk_size=200)
+        other_params = retriever(None, chunk_size=123)
         other_model = retriever(f"st:{default_model_dir()}")
         paths = {r.manifest.path for r in (default, other_params, other_model) if r.manifest is not None}
         assert len(paths) == 3 and set(_manifests(topic_docs)) < paths | set(_manifests(topic_docs))

@@ -125,6 +125,20 @@ def test_chunk_elements_are_the_chunks(tmp_path: Path, capsys: pytest.CaptureFix
     assert "@import" not in page and "url(" not in page
 
 
+def test_overlap_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(SAMPLE_DOCS), "--html", str(out), "-s", "recursive", "-p", "chunk_size=200",
+                 "-p", "chunk_overlap=40"]) == 0
+    page = out.read_text(encoding="utf-8")
+    results = chunk_documents(load_docs(str(SAMPLE_DOCS)).documents,
+                              get_strategy("recursive", chunk_size=200, chunk_overlap=40))
+    overlapping = [c for r in results for c in r.chunks if c.overlap]
+    assert overlapping and page.count('<mark class="ovl"') == len(overlapping)
+    # Each chunk still holds its whole slice, the part it shares with the previous one included.
+    assert parse(page).files == {r.doc.path: [(c.start, c.end, c.text) for c in sorted(r.chunks, key=lambda c: (
+        c.start, c.end))] for r in results}
+
+
 def test_hostile_document_cannot_inject(hostile_tree: Path, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     page = write_report(hostile_tree, tmp_path / "r.html", "section-sentence", capsys)

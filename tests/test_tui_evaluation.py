@@ -112,7 +112,7 @@ async def test_v_opens_the_probe_table_with_a_column_per_strategy(tiny_docs: Pat
 
 
 class FakeProbe:
-    """`tuning.probe` without a model: every strategy answers every section but the ones in ``misses``
+    """`probe.probe` without a model: every strategy answers every section but the ones in ``misses``
     (label → heading → reason, rank), each judged on the strategy's own chunk holding the start of the body."""
 
     def __init__(self, misses: dict[str, dict[str, tuple[str, int | None]]]) -> None:

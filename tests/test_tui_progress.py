@@ -99,7 +99,7 @@ def index_line(pane) -> str:
 
 
 async def test_indexing_says_each_step_from_the_first_second_and_ctrl_x_stops_it_behind_a_closed_pane(monkeypatch):
-    app = make_app()
+    app = make_app(strategy="recursive")  # the label the lines below name
     async with app.run_test(size=SIZE) as pilot:
         ex = app.explorer
         await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="the explorer")
@@ -146,7 +146,7 @@ async def test_indexing_says_each_step_from_the_first_second_and_ctrl_x_stops_it
 
 
 class SlowProbe:
-    """`tuning.probe`'s double: the first strategy finishes (reported as the core does, within the probe's
+    """`probe.probe`'s double: the first strategy finishes (reported as the core does, within the probe's
     outer report), the second writes 30 of 60 points and waits until it is stopped."""
 
     def __init__(self) -> None:
@@ -230,7 +230,7 @@ async def test_the_probe_says_each_step_and_ctrl_x_keeps_the_strategies_that_fin
 
 
 async def test_the_probe_says_it_waits_for_an_index_build_and_ctrl_x_stops_the_wait(monkeypatch):
-    app = make_app()
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         ex = app.explorer
         await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="the explorer")

@@ -30,7 +30,7 @@ class WordCountEmbedder(Embedder):
     def word_dimension(self, word: str) -> int:
         raise NotImplementedError
 
-    def encode(self, texts):
+    def encode(self, texts, *, bulk=False):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
             for w in re.findall(r"[a-z0-9]+", t.lower()):

@@ -56,10 +56,11 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from chunkscope.extras import MissingExtra
     from chunkscope.retrieval.search_modes import SearchModeError
     from chunkscope.retrieval.engine import StoreError
+    from chunkscope.retrieval.rerankers.base import RerankError
     from chunkscope.tokens import TokenizerError
 
     return (ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError, EmbedError, MissingExtra,
-            EmbedderSpecError, SearchModeError, StoreError, QueriesError, BaselineError)
+            EmbedderSpecError, SearchModeError, StoreError, QueriesError, BaselineError, RerankError)
 
 
 def _command_names(parser: argparse.ArgumentParser) -> set[str]:

@@ -65,6 +65,20 @@ def add_search_arg(p: argparse.ArgumentParser, several: bool = False) -> None:
                         f"or hybrid (both, fused by reciprocal rank); default: [query] search, else dense{more}")
 
 
+def add_rerank_args(p: argparse.ArgumentParser, compare: bool = False) -> None:
+    """``--rerank MODEL``, ``--rerank-url URL`` and ``--rerank-depth N``: the rerank stage after search."""
+    also = "; the table shows each strategy without and with it" if compare else ""
+    p.add_argument("--rerank", metavar="MODEL",
+                   help="re-score the search's candidates as a chatbot's reranker would: st:PATH (a local "
+                        "sentence-transformers CrossEncoder folder) or http:MODEL (a rerank endpoint, see "
+                        f"--rerank-url); default: [rerank] model{also}")
+    p.add_argument("--rerank-url", metavar="URL",
+                   help="base URL of the http: endpoint (POST URL/rerank, Cohere/Jina/TEI/vLLM shape); key from "
+                        "RERANK_API_KEY or [rerank] api_key_env")
+    p.add_argument("--rerank-depth", type=int, metavar="N",
+                   help="how many search candidates the reranker re-scores (default: [rerank] depth, else 50)")
+
+
 def add_probe_args(p: argparse.ArgumentParser) -> None:
     """Which section headings the label-free probe asks (``probe``, ``sweep --probe``)."""
     p.add_argument("--levels", default="2-4", metavar="A-B", help="heading levels that become questions (default 2-4)")

@@ -12,8 +12,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from chunkscope.chunking.params import ParamError
 from chunkscope.safe_text import visible
 from chunkscope.cli.parsing import parse_search
 from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
@@ -21,6 +22,7 @@ from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
 if TYPE_CHECKING:
     from chunkscope.config.reader import Config, ResolvedStrategy
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import IndexReport, Store
     from chunkscope.cli.context import Context
@@ -54,7 +56,7 @@ def indexed_retriever(args: argparse.Namespace, config: Config, resolved: Resolv
     from chunkscope.retrieval.retriever import Retriever
 
     settings = tree_settings(config)
-    extra = {"search_mode": mode} if mode else {}
+    extra: dict[str, Any] = {"search_mode": mode} if mode else {}
     root = expected_root(args.docs) if stored else None
     store: Store | None = None
     try:
@@ -97,6 +99,17 @@ def make_embedder(ctx: Context, args: argparse.Namespace, model: str | None = No
     if name and not name.startswith("openai:"):
         url = None
     return embedder_for(ctx.config, name, url)
+
+
+def make_reranker(config: Config, args: argparse.Namespace) -> Reranker | None:
+    """The rerank stage: --rerank, --rerank-url, --rerank-depth over ``[rerank]``; None when none is named."""
+    from chunkscope.retrieval.rerank import make_reranker as reranker_for
+
+    depth = getattr(args, "rerank_depth", None)
+    if depth is not None and depth < 1:
+        raise ParamError(f"--rerank-depth must be at least 1, got {depth}")
+    spec = config.reranker(getattr(args, "rerank", None), getattr(args, "rerank_url", None), depth)
+    return reranker_for(spec) if spec is not None else None
 
 
 def search_mode(args: argparse.Namespace, config: Config, preset_search: str | None = None) -> str:

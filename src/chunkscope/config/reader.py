@@ -52,6 +52,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chunkscope.config.rerank import RERANK_FIELD, RERANK_KEYS, check_rerank_table, rerank_spec
+from chunkscope.retrieval.rerankers.base import RerankSpec
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, code_refusal, secret_refusal, trust_from_environment
 from chunkscope.chunking.params import ConstraintError, ParamError
 from chunkscope.chunking.registry import UnknownStrategy, get_strategy, is_strategy_name, strategy_class, strategy_names
@@ -87,6 +89,7 @@ FIELDS: dict[str, str] = {
     "qdrant": "url of a Qdrant server (else QDRANT_URL; API key from QDRANT_API_KEY only) or path of a local "
               "store folder (relative to this file), not both; timeout in seconds",
     "query": "k, threshold (default: the embedder's own) and search (dense, keyword, hybrid) for query/eval",
+    "rerank": RERANK_FIELD,
     "lint": "select, ignore, severity, thresholds, per_path_ignores",
     "tui": "keymap: binding id -> keys; wrap: wrap long source lines (default true)",
     "site": "the Docusaurus site over its docusaurus.config: " + "; ".join(f"{k}: {v}" for k, v in SITE_KEYS.items()),
@@ -97,6 +100,7 @@ _SECTION_KEYS = {
     "embedding": _EMBEDDER_KEYS,
     "qdrant": {"url", "path", "timeout"},
     "query": {"k", "threshold", "search"},
+    "rerank": set(RERANK_KEYS),
     "lint": {"select", "ignore", "severity", "thresholds", "per_path_ignores"},
     "tui": {"keymap", "wrap"},
     "site": set(SITE_KEYS),
@@ -123,6 +127,7 @@ class Config:
     embedding: dict[str, Any] = field(default_factory=dict)
     qdrant: dict[str, Any] = field(default_factory=dict)
     query: dict[str, Any] = field(default_factory=dict)
+    rerank: dict[str, Any] = field(default_factory=dict)
     lint: dict[str, Any] = field(default_factory=dict)
     tui: dict[str, Any] = field(default_factory=dict)
     site: dict[str, Any] = field(default_factory=dict)
@@ -182,6 +187,12 @@ class Config:
             refusal = (f"{self.source}: api_key_env = {spec.api_key_env!r} is named by the docs tree's config; "
                        f"{HOW_TO_ALLOW}")
         return replace(spec, key_refusal=refusal) if refusal else spec
+
+    def reranker(self, model: str | None = None, url: str | None = None, depth: int | None = None
+                 ) -> RerankSpec | None:
+        """The reranker after the search: ``model``/``url``/``depth`` (the caller's) over ``[rerank]``."""
+        return rerank_spec(self.rerank, self.origin, trust_tree=self.trust_tree, source=self.source, model=model,
+                           url=url, depth=depth)
 
     def _untrusted(self, key: str) -> bool:
         return self.origin(key) == "tree" and not self.trust_tree
@@ -447,13 +458,14 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         params = {**cfg.strategies.get(strat, {}), **own}
         _check_params(strat, params, path, f"[presets.{name}]")
     try:
-        spec = cfg.embedder_spec()
+        cfg.embedder_spec()
     except EmbedderSpecError as exc:
         raise ConfigError(f"{path or 'config'}: [embedder]: {exc}") from None
-    cfg.presets.setdefault(DEFAULT_PRESET, fitted_preset(spec.max_tokens))  # listed beside the user's own
-    if not is_strategy_name(cfg.strategy) and cfg.strategy not in cfg.presets:
+    if not is_strategy_name(cfg.strategy) and preset_named(cfg, cfg.strategy) is None:
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
     _check_qdrant(cfg.qdrant, path)
+    problem = check_rerank_table(cfg.rerank)
+    _want(problem is None, path, problem or "")
     try:
         check_site_settings(cfg.site)
     except SiteConfigError as exc:
@@ -474,6 +486,16 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
 
 #: The preset used when neither the command line nor a config file names a strategy.
 DEFAULT_PRESET = "default"
+
+
+def preset_named(cfg: Config, name: str) -> dict[str, Any] | None:
+    """The preset ``name``: the configuration's own (``[presets.NAME]``), else the built-in ``default`` (which a
+    file may redefine), else None. The built-in is not one of ``cfg.presets``: those are the ones a file wrote."""
+    if name in cfg.presets:
+        return cfg.presets[name]
+    if name == DEFAULT_PRESET:
+        return fitted_preset(cfg.embedder_spec().max_tokens)
+    return None
 
 
 def fitted_preset(embedder_tokens: int) -> dict[str, Any]:
@@ -540,10 +562,9 @@ def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any
     name = name or cfg.strategy
     params = dict(params or {})
     search = None
-    if name == DEFAULT_PRESET and name not in cfg.presets:  # a Config made in code, not read from a file
-        cfg.presets[name] = fitted_preset(cfg.embedder_spec().max_tokens)
-    if name in cfg.presets:
-        preset = dict(cfg.presets[name])
+    found = preset_named(cfg, name)
+    if found is not None:
+        preset = dict(found)
         strat = preset.pop("strategy")
         search = preset.pop("search", None)
         merged = {**cfg.strategies.get(strat, {}), **preset, **params}

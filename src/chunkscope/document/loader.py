@@ -122,8 +122,9 @@ class Document:
 
     def content_heading(self, start: int, end: int) -> "Heading | None":
         """The heading the text of ``[start, end)`` begins under, leading whitespace skipped: the heading a
-        chunk of that span cites (`chunkscope.site.urls.chunk_url`)."""
-        return self.structure.heading_before(first_content(self.text, start, end))
+        chunk of that span cites (`chunkscope.site.urls.chunk_url`). From the outline: its headings are the
+        parse's, and indexing a tree then never parses a document the chunking did not."""
+        return self.outline.heading_before(first_content(self.text, start, end))
 
     def line_of(self, offset: int) -> int:
         """The 1-based line holding ``offset`` (line breaks as Markdown sees them: CRLF, CR or LF), from the line

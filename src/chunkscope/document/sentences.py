@@ -65,7 +65,7 @@ def _code_spans(text: str, start: int, end: int) -> tuple[list[int], list[int]]:
     """Starts and ends of inline code spans in the range, for bisection."""
     starts: list[int] = []
     ends: list[int] = []
-    if "`" not in text[start:end]:
+    if text.find("`", start, end) == -1:  # (find with bounds: no copy of the range)
         return starts, ends
     for m in _CODE_SPAN.finditer(text, start, end):
         starts.append(m.start())
@@ -142,7 +142,7 @@ def sentence_boundaries(text: str, start: int = 0, end: int | None = None) -> li
             continue
         if _is_boundary(text, m, start, end):
             cuts.append(m.end())
-    if "\n" in text[start:end] or "\r" in text[start:end]:
+    if text.find("\n", start, end) != -1 or text.find("\r", start, end) != -1:
         cuts.extend(m.start() + 1 for m in _BLANK_LINE.finditer(text, start, end))
     # Each cut moves forward to the next sentence's first visible character; a cut before the range's first
     # visible character (a leading blank line) starts nothing.

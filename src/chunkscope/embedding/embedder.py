@@ -224,12 +224,12 @@ class Embedder:
         self.encoder.load()
         return self
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, bulk: bool = False) -> np.ndarray:
         """Run the model on ``texts`` (no cache): normalized float32, one row per text, every one checked
-        (`check_vectors`)."""
-        return self._encode(self.encoder, texts)
-
-    def _encode(self, encoder: Encoder, texts: Sequence[str]) -> np.ndarray:
+        (`check_vectors`). ``bulk``: one of many batches, run where bulk embedding is fastest (a GPU when the
+        backend has one); a question never is. `embed` calls this, so a subclass that overrides it (a test
+        double) sees every text embedded."""
+        encoder = self._bulk_encoder() if bulk else self.encoder
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vecs = encoder.encode(texts)
@@ -284,7 +284,8 @@ class Embedder:
             report = Progress(Phase.EMBED, 0, len(todo), unit="texts", label=label)
             if on_progress is not None:
                 on_progress(report)  # before the first batch, which may wait seconds for the model to load
-            encoder = self._bulk_encoder() if len(todo) >= BULK_MIN_TEXTS else self.encoder
+            bulk = len(todo) >= BULK_MIN_TEXTS
+            encoder = self._bulk_encoder() if bulk else self.encoder
             stats.device = encoder.device  # None until the first batch loads it; set again below
             step = max(self.batch_size * 2, 1)
             for j in range(0, len(todo), step):
@@ -292,7 +293,7 @@ class Embedder:
                     self._finish(stats, t0)
                     raise Cancelled(f"stopped after embedding {report.done} of {len(todo)} texts")
                 part = todo[j:j + step]
-                vecs = self._encode(encoder, [texts[by_sha[s][0]] for s in part])  # checked before it is kept
+                vecs = self.encode([texts[by_sha[s][0]] for s in part], bulk=bulk)  # checked before it is kept
                 stats.device = encoder.device
                 vec_of.update(zip(part, vecs))
                 if cache is not None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import DocsTree, Document
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import Hit, IndexReport, Store
 
@@ -80,7 +81,8 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
              store_factory: Callable[[str, "Strategy"], "Store"] | None = None, on_progress: ProgressFn | None = None,
              *, miss_k: int = 5, depth: int = DEFAULT_DEPTH, cancel: CancelToken | None = None,
              site_url: str | None = None, regions: Sequence[Region] | None = None,
-             passage_unit: str = "chars", search_mode: str = "dense") -> list[EvalResult]:
+             passage_unit: str = "chars", search_mode: str = "dense",
+             reranker: "Reranker | None" = None) -> list[EvalResult]:
     """Index the tree with each strategy and score every query; one `EvalResult` per strategy, in order.
 
     ``search_mode`` is how questions are matched (`chunkscope.retrieval.search_modes`): dense, keyword or hybrid.
@@ -100,6 +102,7 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
         regions: the answer region of each query, already resolved (one per query, in order); the label-free
             probe (`chunkscope.evaluation.probe`) makes its own. Default: `resolve_region` of each query's expectation.
         passage_unit: what passage-level metrics count, one of `PASSAGE_UNITS`.
+        reranker: the rerank stage after the search (`chunkscope.retrieval.rerank`); the caller closes it.
     """
     from chunkscope.embedding.embedder import Embedder
     from chunkscope.retrieval.retriever import Retriever
@@ -127,7 +130,8 @@ def evaluate(tree: "DocsTree", strategies: Sequence[tuple[str, "Strategy"]], que
                 if own_store is None:
                     own_store = Store(tree.root)
                 store = own_store
-            retriever = Retriever(tree, strategy, embedder, store, site_url, search_mode=search_mode)
+            retriever = Retriever(tree, strategy, embedder, store, site_url, search_mode=search_mode,
+                                  reranker=reranker)
             report = retriever.ensure_indexed(on_progress, cancel, label=label)
             if report.cancelled:
                 raise Cancelled(f"evaluation stopped while indexing {label}")

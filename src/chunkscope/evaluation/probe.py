@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import DocsTree
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.store import Store
 
 T = TypeVar("T")
@@ -273,7 +274,8 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
           min_level: int = DEFAULT_LEVELS[0], max_level: int = DEFAULT_LEVELS[1], max_queries: int | None = None,
           unique: bool = True, probe_set: ProbeSet | None = None, embedder: "Embedder | None" = None,
           store: "Store | None" = None, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-          depth: int = DEFAULT_DEPTH, site_url: str | None = None, search_mode: str = "dense") -> ProbeResult:
+          depth: int = DEFAULT_DEPTH, site_url: str | None = None, search_mode: str = "dense",
+          reranker: "Reranker | None" = None) -> ProbeResult:
     """Ask every section heading of ``tree`` and score each strategy on finding that section's body.
 
     Args:
@@ -285,6 +287,7 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
             local store, opened and closed here.
         on_progress: each step's `Progress`, within a `Phase.PROBE` report of strategies done of all.
         cancel: stops between batches; the result then holds the strategies that finished (``cancelled``).
+        reranker: the rerank stage after the search (`chunkscope.retrieval.rerank`); the caller closes it.
     """
     from chunkscope.embedding.embedder import Embedder
     from chunkscope.retrieval.store import Store
@@ -315,7 +318,7 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
             whole = Progress(Phase.PROBE, i, whole.total, unit=whole.unit, started=whole.started, label=label)
             run = run_config(tree, label, strategy, embedder, store, cases, regions, qvecs, ks=ks, miss_k=k,
                              threshold=None, depth=depth, site_url=site_url, step=report, cancel=cancel,
-                             search_mode=search_mode)
+                             search_mode=search_mode, reranker=reranker)
             ev = run.result
             result.outcomes.append(ProbeOutcome(
                 label=label, strategy=strategy.name, params=dict(strategy.params), chunks=len(run.chunks),

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import DocsTree
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.store import Store
 
 
@@ -40,7 +41,8 @@ class ConfigRun:
 def run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embedder", store: "Store",
                cases: Sequence[QueryCase], regions: Sequence[Region], qvecs: Any, *, ks: Sequence[int], miss_k: int,
                threshold: float | None, depth: int, site_url: str | None,
-               step: ProgressFn, cancel: CancelToken | None, search_mode: str = "dense") -> ConfigRun:
+               step: ProgressFn, cancel: CancelToken | None, search_mode: str = "dense",
+               reranker: "Reranker | None" = None) -> ConfigRun:
     """Chunk, embed what is new (length-sorted), write the collection, and score the queries. Raises Cancelled.
 
     ``step`` gets this configuration's own reports; the caller places them within the whole job."""
@@ -54,7 +56,7 @@ def run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embe
         prepare(tree.documents, strategy.length_tokenizer)  # whole-document encodings on all cores, kept per doc
     except Exception:  # noqa: BLE001 - only a speed-up; chunking reports a bad tokenizer itself
         pass
-    retriever = Retriever(tree, strategy, embedder, store, site_url, search_mode=search_mode)
+    retriever = Retriever(tree, strategy, embedder, store, site_url, search_mode=search_mode, reranker=reranker)
     chunks = retriever.chunks
     todo = [c for c in chunks if c.embed_tokens is None]
     for c, n in zip(todo, embedder.count_tokens([c.embed_text for c in todo])):

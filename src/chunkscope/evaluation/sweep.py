@@ -220,7 +220,7 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
             (a model per value, made by ``embedder_factory``).
         search_mode: the search mode of points whose grid has no ``search``.
         embedder_factory: makes the embedder of an ``embedder`` grid value (required when the grid has one).
-        queries: labelled queries (`evaluate.load_queries`) or a `ProbeSet` (then no threshold applies).
+        queries: labelled queries (`queries.load_queries`) or a `ProbeSet` (then no threshold applies).
         base_params: parameters every point shares (a preset's, ``--param``); the grid's values win.
         metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N``, the passage-level
             ``passage_recall@N``, ``passage_precision@N``, ``passage_iou@N`` or ``precision_omega`` (characters;

@@ -6,7 +6,9 @@ the best-ranked such chunk, with its rank and score: ``truncated`` (the model ne
 region lies past its truncation point), ``threshold`` (ranked within k, scored under the threshold),
 ``shadowed`` (ranked lower while a near-duplicate of it elsewhere in the tree took a place within k: cosine
 >= `DUPLICATE_COSINE` between the two chunks' vectors, or the same text) or ``below-k`` (ranked lower, with the
-rank found searching deeper; no rank when it is not in the deep search either). When no single chunk holds it,
+rank found searching deeper; no rank when it is not in the deep search either). With a reranker
+(`chunkscope.retrieval.rerank`), ``reranked-out`` comes before ``shadowed``: the search ranked it within k and the
+reranker pushed it below k; the detail names both ranks. When no single chunk holds it,
 the first that applies: ``truncated`` (past the truncation point of every chunk holding a part), ``threshold`` (a
 part ranked within k under the threshold) or ``split`` (the region spans several chunks, none ranked within k;
 the rank is the best of its parts).
@@ -28,6 +30,7 @@ from chunkscope.evaluation.passages import Measure, char_measure
 from chunkscope.evaluation.queries import Expect, QueryCase
 from chunkscope.evaluation.regions import Region, overlaps
 from chunkscope.retrieval.neighbours import TWIN_COSINE
+from chunkscope.retrieval.rerankers.base import RerankedHit
 
 if TYPE_CHECKING:
     from chunkscope.chunking.model import Chunk
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 
 #: How deep to search when a query missed, to say at which rank the expected chunk was.
 DEFAULT_DEPTH = 100
-REASONS = ("absent", "truncated", "threshold", "shadowed", "split", "below-k")
+REASONS = ("absent", "truncated", "threshold", "reranked-out", "shadowed", "split", "below-k")
 #: Two chunks this alike (cosine of their vectors) are near-duplicates: a question finds either as well (lint's
 #: near-twins, one threshold).
 DUPLICATE_COSINE = TWIN_COSINE
@@ -58,14 +61,19 @@ class RankedChunk:
     similarity: float | None = None
     #: A near-duplicate of the expected chunk: cosine >= DUPLICATE_COSINE, or the same text.
     duplicate: bool = False
+    #: With a reranker, the search's rank and score (``rank`` and ``score`` are then the reranker's).
+    search_rank: int | None = None
+    search_score: float | None = None
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.start_line}"
 
     @classmethod
-    def of_hit(cls, hit: "Hit") -> "RankedChunk":
-        return cls(hit.path, hit.start, hit.end, hit.start_line, hit.end_line, hit.rank, hit.score, hit.kept)
+    def of_hit(cls, hit: "Hit", similarity: float | None = None, duplicate: bool = False) -> "RankedChunk":
+        search = (hit.search_rank, hit.search_score) if isinstance(hit, RerankedHit) else (None, None)
+        return cls(hit.path, hit.start, hit.end, hit.start_line, hit.end_line, hit.rank, hit.score, hit.kept,
+                   similarity, duplicate, *search)
 
     @classmethod
     def of_chunk(cls, chunk: "Chunk", score: float | None = None) -> "RankedChunk":
@@ -79,6 +87,8 @@ class RankedChunk:
             d["similarity"] = round(self.similarity, 6)
         if self.duplicate:
             d["duplicate"] = True
+        if self.search_rank is not None and self.search_score is not None:
+            d.update(search_rank=self.search_rank, search_score=round(self.search_score, 6))
         return d
 
 
@@ -272,15 +282,33 @@ def _above(hits: Sequence["Hit"], chunk: "Chunk", best: "Hit | None", miss_k: in
     for h, sim in zip(listed, sims):
         elsewhere = h.path != chunk.path or h.end <= chunk.start or chunk.end <= h.start
         dup = elsewhere and (_same_text(h.text, chunk.text) or (sim is not None and sim >= DUPLICATE_COSINE))
-        out.append(RankedChunk(h.path, h.start, h.end, h.start_line, h.end_line, h.rank, h.score, h.kept, sim, dup))
+        out.append(RankedChunk.of_hit(h, sim, dup))
     return out, (best.rank - 1 if best is not None else None)
 
 
 def _ranked_words(expected: RankedChunk, depth: int) -> str:
     if expected.rank is not None and expected.score is not None:
-        return f"rank {expected.rank}, score {expected.score:.3f}"
+        return f"rank {expected.rank}, score {expected.score:.3f}" + _search_words(expected)
     known = f" (score {expected.score:.3f})" if expected.score is not None else ""
     return f"not in the top {depth}{known}"
+
+
+def _search_words(expected: RankedChunk) -> str:
+    """How the search ranked a chunk the reranker moved: `` (search rank 3, score 0.612)``; empty otherwise."""
+    if expected.search_rank is None or expected.search_score is None or expected.search_rank == expected.rank:
+        return ""
+    return f" (search rank {expected.search_rank}, score {expected.search_score:.3f})"
+
+
+def _pushed_out(hit: "Hit | None", miss_k: int) -> bool:
+    """The search ranked ``hit`` within ``miss_k`` and kept it; the reranker put it below."""
+    return isinstance(hit, RerankedHit) and hit.kept and hit.search_rank <= miss_k < hit.rank
+
+
+def _reranked_out_words(hit: "Hit") -> str:
+    assert isinstance(hit, RerankedHit)
+    return (f"search rank {hit.search_rank} (score {hit.search_score:.3f}), reranked to rank {hit.rank} "
+            f"(score {hit.score:.3f})")
 
 
 def _twin_words(twin: RankedChunk) -> str:
@@ -306,6 +334,9 @@ def _holder_verdict(region: Region, doc: "Document", hits: Sequence["Hit"], hold
         return verdict("truncated", f"{_truncated_detail(tokenizer, chunk)} ({ranked})")
     if best is not None and best in hits[:miss_k]:
         return verdict("threshold", _threshold_detail(rank, score, threshold))
+    if best is not None and _pushed_out(best, miss_k):
+        # The search found it within k; the bot's reranker is what put it out of reach.
+        return verdict("reranked-out", _reranked_out_words(best))
     twin = next((o for o in outranked if o.duplicate), None)
     if twin is not None:
         # The answer was found, as a copy elsewhere: better ranking cannot help, removing the copy would.
@@ -352,6 +383,8 @@ def judge(case: QueryCase, region: Region, doc: "Document", hits: Sequence["Hit"
             reason, detail = "truncated", _truncated_detail(tokenizer, relevant_chunks[0])
         elif any(rel[:miss_k]):
             reason, detail = "threshold", _threshold_detail(rank, score, threshold)
+        elif best is not None and _pushed_out(best, miss_k):
+            reason, detail = "reranked-out", _reranked_out_words(best)
         else:
             reason = "split"
             where = f"best rank {rank} of its parts" if rank is not None else f"none in the top {depth}"
@@ -361,6 +394,8 @@ def judge(case: QueryCase, region: Region, doc: "Document", hits: Sequence["Hit"
     for h, r in zip(hits[:maxk], rel):
         top.append({"rank": h.rank, "score": round(h.score, 6), "kept": h.kept, "relevant": r, "path": h.path,
                     "start_line": h.start_line, "end_line": h.end_line, "citation": h.citation})
+        if isinstance(h, RerankedHit):
+            top[-1].update(search_rank=h.search_rank, search_score=round(h.search_score, 6))
     if v is None:
         return QueryResult(case.query, case.expect, region, case.line, hit, rank, score, len(relevant_chunks), None,
                            detail, metrics, top, case.id, passage=passage, cut_off=cut_off)

@@ -49,6 +49,8 @@ def render_report(data: ReportData) -> str:
 def _header(data: ReportData) -> str:
     counts = data.token_counts
     limit = str(data.limit) if data.limit is not None else "—"
+    if data.minimum:
+        limit += f" (minimum {data.minimum})"
     over = sum(f.over_limit(data.limit) for f in data.files)
     failed = sum(1 for f in data.files if f.error)
     rows = [("files", str(len(data.files))), ("chunks", str(data.chunk_count)),

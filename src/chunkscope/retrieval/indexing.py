@@ -54,7 +54,16 @@ def index_chunks(store: Store, chunks: Sequence["Chunk"], embedder: "Embedder", 
     # only the points that changed, and an unchanged tree costs no term extraction at all. (The mean drifts
     # from the tree's as it grows; BM25's length normalisation is a soft one, and a rebuild refreshes it.)
     bm25 = Bm25Encoder()
-    avgdl = store.stored_avgdl(name) or average_length(len(bm25.terms(c.embed_text)) for c in chunks)
+    # Each chunk's terms are extracted once: for the mean length (a new collection) and for its sparse vector.
+    term_ids: dict[int, list[int]] = {}
+
+    def terms_of(c: "Chunk") -> list[int]:
+        found = term_ids.get(id(c))
+        if found is None:
+            found = term_ids[id(c)] = bm25.term_ids(c.embed_text)
+        return found
+
+    avgdl = store.stored_avgdl(name) or average_length(len(terms_of(c)) for c in chunks)
     if scope is not None:
         chunks = [c for c in chunks if c.path in scope]  # never write what the scope would not delete
     report = IndexReport(collection=name, chunks=len(chunks))
@@ -92,7 +101,7 @@ def index_chunks(store: Store, chunks: Sequence["Chunk"], embedder: "Embedder", 
         embedded = embedder.embed([c.embed_text for _, c, _ in batch], token_counts=[c.embed_tokens for _, c, _ in batch])
         report.embedded += embedded.stats.misses
         report.cached += embedded.stats.hits
-        store.write(name, [PointData(pid, v.tolist(), bm25.document(bm25.terms(c.embed_text), avgdl), payload)
+        store.write(name, [PointData(pid, v.tolist(), bm25.document(terms_of(c), avgdl), payload)
                            for (pid, c, payload), v in zip(batch, embedded.vectors)])
         report.upserted += len(batch)
         progress()

@@ -375,6 +375,9 @@ def refresh(store: Store, collection: str, tree: DocsTree, strategy: "Strategy",
     """
     from chunkscope.chunking.drivers import chunk_documents
 
+    root = Path(os.path.abspath(tree.root))
+    if stored is not None and (stored.root != str(root) or stored.site != site_dict(tree.site)):
+        stored = None  # the site's settings changed: every page's URL may differ
     docs = list(tree.documents)
     hashes = {d.path: content_hash(d.text) for d in docs}
     scope: set[str] | None = None
@@ -401,7 +404,6 @@ def refresh(store: Store, collection: str, tree: DocsTree, strategy: "Strategy",
         report = IndexReport(collection=collection)
     failures = [r for r in results if r.error]
     rechunked = {d.path for d in todo}
-    root = Path(os.path.abspath(tree.root))
     files: dict[str, FileRecord] = {}
     order = list(stored.files) if unread and stored is not None else [d.path for d in docs]
     fresh = {r.doc.path: r for r in results}

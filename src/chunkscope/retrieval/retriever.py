@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import Document, DocsTree
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.rerankers.base import Reranker
 
 __all__ = ["Retriever", "chunk_url", "citation_fields", "render_citation"]
 
@@ -167,7 +168,7 @@ class Retriever:
     def __init__(self, tree: "DocsTree", strategy: "Strategy", embedder: "Embedder", store: Store,
                  site_url: str | None = None, *, citation_template: str | None = None,
                  search_mode: str = DEFAULT_SEARCH_MODE, tree_settings: Mapping[str, Any] | None = None,
-                 unread: Collection[str] = ()) -> None:
+                 unread: Collection[str] = (), reranker: "Reranker | None" = None) -> None:
         self.tree = tree
         self.strategy = strategy
         self.embedder = embedder
@@ -175,6 +176,8 @@ class Retriever:
         self.site_url = site_url
         #: dense, keyword or hybrid (`chunkscope.retrieval.search_modes`); the collection serves all three.
         self.search_mode = check_search_mode(search_mode)
+        #: The rerank stage after the search (`chunkscope.retrieval.rerank`); None: the search's order is the answer.
+        self.reranker = reranker
         self.citation_template = citation_template or getattr(strategy, "citation_template", None) or _DEFAULT_TEMPLATE
         # The tree's root owns the collection: another tree sharing the store has collections of its own.
         self.collection = store.use(strategy, embedder, owner=tree.root)
@@ -309,9 +312,18 @@ class Retriever:
     def search(self, vector: "np.ndarray | None", k: int = 5, threshold: float | None = None,
                filters: Mapping[str, Any] | None = None, *, text: str | None = None) -> list[Hit]:
         """Best chunks of this tree (of the loaded files only, for a partial load) in this retriever's search
-        mode: ``vector`` is the question's (dense, hybrid), ``text`` its words (keyword, hybrid)."""
-        return self.store.search(vector, k, threshold, filters, collection=self.collection, paths=self.scope,
+        mode: ``vector`` is the question's (dense, hybrid), ``text`` its words (keyword, hybrid).
+
+        With a `reranker`, the search goes at least its depth deep, the reranker orders those candidates
+        (`chunkscope.retrieval.rerank.Reranker.rerank`) and the first ``k`` of the new order are the answer.
+        """
+        rr = self.reranker
+        depth = max(k, rr.spec.depth) if rr is not None else k
+        hits = self.store.search(vector, depth, threshold, filters, collection=self.collection, paths=self.scope,
                                  mode=self.search_mode, text=text)
+        if rr is None or text is None:
+            return hits
+        return list(rr.rerank(text, hits)[:k])
 
     def query(self, question: str, k: int = 5, threshold: float | None = None,
               filters: Mapping[str, Any] | None = None) -> list[Hit]:

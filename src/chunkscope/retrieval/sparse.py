@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -51,8 +50,9 @@ class SparseVector:
 
 
 class Bm25Encoder:
-    """Text → terms → BM25-weighted sparse vectors (see the module docstring). Keeps a stem memo, so a corpus's
-    vocabulary is stemmed once however often its words occur (the pure-Python stemmer costs ~60 µs a word)."""
+    """Text → terms → BM25-weighted sparse vectors (see the module docstring). Keeps two memos, so a corpus's
+    vocabulary is stemmed and hashed once however often its words occur (the pure-Python stemmer costs ~60 µs a
+    word): word → stem, and word → the stem's index."""
 
     def __init__(self, k1: float = K1, b: float = B) -> None:
         import snowballstemmer
@@ -61,39 +61,49 @@ class Bm25Encoder:
         self.b = b
         self._stemmer = snowballstemmer.stemmer("english")
         self._stems: dict[str, str] = {}
+        self._ids: dict[str, int] = {}
+
+    def _stem(self, word: str) -> str:
+        s = self._stems.get(word)
+        if s is None:
+            # Identifiers and numbers (read_line, u32, 2021) are names, not English words: kept whole.
+            s = self._stems[word] = self._stemmer.stemWord(word) if word.isalpha() else word
+        return s
 
     def terms(self, text: str) -> list[str]:
         """The stemmed, stop-word-free terms of ``text``, in order."""
-        out = []
-        stems = self._stems
-        for m in _WORD.finditer(text.lower()):
-            w = m.group()
-            if w in STOP_WORDS:
-                continue
-            s = stems.get(w)
-            if s is None:
-                # Identifiers and numbers (read_line, u32, 2021) are names, not English words: kept whole.
-                s = stems[w] = self._stemmer.stemWord(w) if w.isalpha() else w
-            out.append(s)
-        return out
+        stems, stem = self._stems, self._stem
+        return [stems[w] if w in stems else stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+    def term_ids(self, text: str) -> list[int]:
+        """`index_of` of each of ``text``'s `terms`, in order (what `document` and `query` weigh)."""
+        words = _WORD.findall(text.lower())
+        ids = self._ids
+        # New words only go through the stemmer (stop words are memoised as -1: CRC-32 is never negative); the
+        # rest is one C-level look-up per word.
+        for w in set(words).difference(ids):
+            ids[w] = -1 if w in STOP_WORDS else self.index_of(self._stem(w))
+        return [i for i in map(ids.__getitem__, words) if i >= 0]
 
     @staticmethod
     def index_of(term: str) -> int:
         """A stable 32-bit index for a term (CRC-32 of its UTF-8: the same in every process and version)."""
         return zlib.crc32(term.encode("utf-8"))
 
-    def _vector(self, weights: dict[int, float]) -> SparseVector:
-        idx = sorted(weights)
-        return SparseVector(idx, [weights[i] for i in idx])
+    def document(self, term_ids: Sequence[int], avgdl: float) -> SparseVector:
+        """A chunk's sparse vector from its `term_ids`: BM25's term-frequency part per distinct term."""
+        import numpy as np
 
-    def document(self, terms: Sequence[str], avgdl: float) -> SparseVector:
-        counts: Counter[int] = Counter(self.index_of(t) for t in terms)
-        norm = self.k1 * (1 - self.b + self.b * len(terms) / max(avgdl, 1.0))
-        return self._vector({i: tf * (self.k1 + 1) / (tf + norm) for i, tf in counts.items()})
+        if not term_ids:
+            return SparseVector([], [])
+        idx, tf = np.unique(np.asarray(term_ids, dtype=np.int64), return_counts=True)
+        norm = self.k1 * (1 - self.b + self.b * len(term_ids) / max(avgdl, 1.0))
+        return SparseVector(idx.tolist(), (tf * (self.k1 + 1) / (tf + norm)).tolist())
 
     def query(self, text: str) -> SparseVector:
         """A question's sparse vector: 1 per distinct term (Qdrant's IDF modifier weighs them)."""
-        return self._vector({self.index_of(t): 1.0 for t in self.terms(text)})
+        idx = sorted(set(self.term_ids(text)))
+        return SparseVector(idx, [1.0] * len(idx))
 
 
 def average_length(lengths: Iterable[int]) -> float:

@@ -324,7 +324,8 @@ class _Cutter:
             for i, u in enumerate(units):
                 s, e = trim(text, lo if i == 0 else u.start, units[i + 1].start if i + 1 < len(units) else hi)
                 if e > s:
-                    out.append(replace(u, start=s, end=e))
+                    # (The constructor, not dataclasses.replace: this runs for every unit of every section.)
+                    out.append(_Unit(s, e, u.chain, u.block, u.glue, u.flags, u.final))
             return out
         pos = lo
         for u in units:

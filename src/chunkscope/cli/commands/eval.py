@@ -23,7 +23,14 @@ from chunkscope.cli import retrieval_setup
 from chunkscope.cli.context import load_context, strategies_from_args
 from chunkscope.cli.exits import EXIT_FINDINGS, documents_exit
 from chunkscope.cli.misses import print_miss_chunks
-from chunkscope.cli.options import add_docs_arg, add_json_arg, add_search_arg, add_store_args, add_strategy_args
+from chunkscope.cli.options import (
+    add_docs_arg,
+    add_json_arg,
+    add_rerank_args,
+    add_search_arg,
+    add_store_args,
+    add_strategy_args,
+)
 from chunkscope.cli.output import console, print_wrapped
 from chunkscope.cli.parsing import parse_grid, parse_search
 from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
@@ -40,8 +47,9 @@ For the top k chunks kept by the threshold:
   precision_omega      precision of exactly the chunks touching the passage: the ceiling the chunking sets
 Counted in characters unless --passage-unit tokens (the embedding model's word pieces over the same spans).
 
-miss reasons: absent, truncated, threshold, shadowed (a near-duplicate elsewhere in the tree, cosine >= 0.95 or
-the same text, took its place), split, below-k. Each miss names the chunk holding the passage (rank, score,
+miss reasons: absent, truncated, threshold, reranked-out (the search ranked it within k, the reranker pushed it
+below: both ranks named), shadowed (a near-duplicate elsewhere in the tree, cosine >= 0.95 or the same text, took
+its place), split, below-k. Each miss names the chunk holding the passage (rank, score,
 path:line) and the chunks ranked above it.
 
 baselines: --save-baseline FILE keeps every strategy's metrics; --baseline FILE prints each metric's change and
@@ -58,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_strategy_args(p, multiple=True)
     add_store_args(p)
     add_search_arg(p, several=True)
+    add_rerank_args(p, compare=True)
     p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
                    help="score every combination as its own column: a strategy parameter (embed_prefix=none,heading), "
                         "search=dense,keyword,hybrid or embedder=all-MiniLM-L6-v2,openai:MODEL (repeatable)")
@@ -119,31 +128,34 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ctx = load_context(args)
     resolved = strategies_from_args(args, ctx.config)
     threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
-    variants = eval_variants(args, ctx.config, resolved)
+    reranker = retrieval_setup.make_reranker(ctx.config, args)
+    variants = eval_variants(args, ctx.config, resolved, reranker.spec.label if reranker is not None else None)
     embedders: dict[str | None, Any] = {}
     results = []
     try:
         with retrieval_setup.open_store(ctx, args) as store:
             with graceful_interrupt() as cancel, progress_bar("eval", quiet=args.json) as on_progress:
                 # One evaluate() per (search mode, embedder): the strategies of a group share its question vectors.
-                groups: dict[tuple[str, str | None], list[tuple[str, Any]]] = {}
+                groups: dict[tuple[str, str | None, bool], list[tuple[str, Any]]] = {}
                 for v in variants:
-                    groups.setdefault((v.search, v.embedder), []).append((v.label, v.strategy))
+                    groups.setdefault((v.search, v.embedder, v.rerank), []).append((v.label, v.strategy))
                 by_label = {}
-                for (mode, emb_name), pairs in groups.items():
+                for (mode, emb_name, rerank), pairs in groups.items():
                     if emb_name not in embedders:
                         embedders[emb_name] = retrieval_setup.make_embedder(ctx, args, emb_name)
                     for r in evaluate(
                         ctx.tree, pairs, queries, ks=ks, threshold=threshold if mode == "dense" else None,
                         embedder=embedders[emb_name], store_factory=lambda label, strategy: store,
                         on_progress=on_progress, cancel=cancel, site_url=ctx.config.site_url or None,
-                        passage_unit=args.passage_unit, search_mode=mode,
+                        passage_unit=args.passage_unit, search_mode=mode, reranker=reranker if rerank else None,
                     ):
                         by_label[r.strategy_label] = r
                 results = [by_label[v.label] for v in variants]
     finally:
         for e in embedders.values():
             e.close()
+        if reranker is not None:
+            reranker.close()
     for metric in bars:
         if results and metric not in results[0].metrics:
             raise ParamError(f"--fail-under: unknown metric {metric!r} (have {', '.join(results[0].metrics)})")
@@ -181,11 +193,13 @@ class EvalVariant:
     strategy: Any
     search: str
     embedder: str | None  # None: the command's embedder (--embedder or [embedder])
+    rerank: bool = False  # the command's reranker (--rerank or [rerank]) follows the search
 
 
-def eval_variants(args: argparse.Namespace, config: Config, resolved: Sequence[ResolvedStrategy]
-                  ) -> list[EvalVariant]:
-    """Each strategy once per combination of --search modes and --grid values, labelled by what varies."""
+def eval_variants(args: argparse.Namespace, config: Config, resolved: Sequence[ResolvedStrategy],
+                  rerank_label: str | None = None) -> list[EvalVariant]:
+    """Each strategy once per combination of --search modes and --grid values, labelled by what varies; with a
+    reranker (``rerank_label``, e.g. ``rerank=ms-marco``), each twice: without it, then with it beside."""
 
     given = parse_search(getattr(args, "search", None), several=True)
     out: list[EvalVariant] = []
@@ -203,6 +217,9 @@ def eval_variants(args: argparse.Namespace, config: Config, resolved: Sequence[R
             varied = [f"{n}={v}" for n, v in point.items() if len(axes[n]) > 1]
             label = " · ".join([r.label, *varied])
             out.append(EvalVariant(label, strategy, str(point["search"]), point.get("embedder")))
+            if rerank_label is not None:
+                out.append(EvalVariant(f"{label} · {rerank_label}", strategy, str(point["search"]),
+                                       point.get("embedder"), rerank=True))
     return out
 
 

@@ -17,7 +17,14 @@ from chunkscope.safe_text import snippet, visible
 from chunkscope.cli import retrieval_setup
 from chunkscope.cli.context import load_config_for, strategies_from_args
 from chunkscope.cli.exits import documents_exit
-from chunkscope.cli.options import add_json_arg, add_docs_arg, add_search_arg, add_store_args, add_strategy_args
+from chunkscope.cli.options import (
+    add_docs_arg,
+    add_json_arg,
+    add_rerank_args,
+    add_search_arg,
+    add_store_args,
+    add_strategy_args,
+)
 from chunkscope.cli.output import console, print_wrapped
 from chunkscope.cli.parsing import parse_filters
 
@@ -36,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="score threshold (default: [query] threshold, else the embedder's own: 0.7 for "
                         "text-embedding-3-small as in seed 004, 0.45 for all-MiniLM-L6-v2, measured)")
     add_search_arg(p)
+    add_rerank_args(p)
     p.add_argument("--filter", action="append", metavar="KEY=VALUE",
                    help="payload filter, e.g. chapter_id=ch03 or path=intro.md: any metadata field of the strategy "
                         "(see `chunk --format jsonl`) or path, heading, chunk_index (repeatable: all must match)")
@@ -72,6 +80,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     k = config.k if args.k is None else args.k
     filters = parse_filters(args.filter or [])
     mode = retrieval_setup.search_mode(args, config, resolved.search)
+    reranker = retrieval_setup.make_reranker(config, args)  # a bad spec fails before the tree is read
     # An indexed, unchanged tree answers from its manifest and the store: no file is loaded or chunked.
     with retrieval_setup.indexed_retriever(args, config, resolved, mode) as (ctx, retriever):
         embedder = retriever.embedder
@@ -86,7 +95,12 @@ def cmd_query(args: argparse.Namespace) -> int:
         if report.embedded or report.deleted:
             if not args.json:
                 print(retrieval_setup.report_line(resolved.label, report), file=sys.stderr)
-        hits = retriever.query(args.question, k=k, threshold=threshold, filters=filters)
+        retriever.reranker = reranker
+        try:
+            hits = retriever.query(args.question, k=k, threshold=threshold, filters=filters)
+        finally:
+            if reranker is not None:
+                reranker.close()
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2).translate(_ESC))
     else:
@@ -107,6 +121,8 @@ def print_hits(hits: Sequence[Hit], question: str, threshold: float | None, labe
     cut, never wrapped: a terminal, copy and grep see them as they are); the text's preview wrapped under them."""
     from rich.text import Text
 
+    from chunkscope.retrieval.rerankers.base import RerankedHit
+
     con = console()
     con.print(Text(f"{label}: {len(hits)} results for ", style="dim") + Text(visible(question, oneline=True), style="bold"))
     shown_line = False
@@ -117,6 +133,8 @@ def print_hits(hits: Sequence[Hit], question: str, threshold: float | None, labe
             shown_line = True
         style = "" if h.kept else "dim"
         head = Text(f"{h.rank:>2}. ", style=style) + Text(f"{h.score:.3f}", style="bold green" if h.kept else "dim")
+        if isinstance(h, RerankedHit) and h.rerank_score is not None:
+            head += Text(f" (search #{h.search_rank} {h.search_score:.3f})", style="dim")
         head += Text("  " + visible(h.citation or " › ".join(h.heading_path), oneline=True), style=style or "bold")
         cite_style = "cyan" if h.kept else "dim"
         citations = [head, Text(f"    {visible(h.path, oneline=True)}:{h.start_line}", style=cite_style)]

@@ -54,12 +54,14 @@ def _sweep_target(args: argparse.Namespace, cfg: Config) -> tuple[str, dict[str,
     swept preset's search mode (None for a strategy, or a preset naming none): the points run in the mode the
     preset is used in, unless --search or a grid says."""
     from chunkscope.chunking.registry import strategy_class
+    from chunkscope.config.reader import preset_named
 
     name = args.strategy[0] if args.strategy else cfg.strategy
     cli = parse_param_args(args.param)
     preset_search = None
-    if name in cfg.presets:
-        preset = dict(cfg.presets[name])
+    found = preset_named(cfg, name)
+    if found is not None:
+        preset = dict(found)
         strat = preset.pop("strategy")
         preset_search = preset.pop("search", None)  # no parameter: how the points are searched
         base = {**cfg.strategies.get(strat, {}), **preset, **cli}

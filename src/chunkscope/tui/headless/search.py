@@ -161,7 +161,7 @@ class Answer:
 
         A hit is kept as `Store.search` keeps it: no threshold, or a score at or over it. Only ``dense`` scores
         are cosines; in the other modes the answer is returned as it is. The verdict on the expected chunk is
-        the core's (`evaluate.judge`) and is not re-judged here: ask again for that.
+        the core's (`verdicts.judge`) and is not re-judged here: ask again for that.
         """
         if self.search_mode != "dense":
             return self

@@ -455,7 +455,9 @@ class LintPane(Vertical):
         with select.prevent(Select.Changed):
             select.set_options(choices)
             select.value = rule
-            select.mutate_reactive(Select.value)  # the shown label carries a count that may have changed
+            # The shown label carries a count that may have changed. The reactive is read off the class by name:
+            # mypy cannot type a generic class's instance variable read through the class.
+            select.mutate_reactive(getattr(Select, "value"))
         for box_id, value in (("#lint-errors-only", self._errors_only), ("#lint-by-file", self._by_file),
                               ("#lint-embeddings", self._embeddings_on)):
             check = self.query_one(box_id, Checkbox)

@@ -18,7 +18,7 @@ from textual.widgets import Input, Label, Select
 from chunkscope.chunking.params import ConstraintError, Param, ParamError
 from chunkscope.chunking.registry import UnknownStrategy, strategy_class, strategy_names
 from chunkscope.chunking.strategy import Strategy
-from chunkscope.config.reader import Config, ResolvedStrategy
+from chunkscope.config.reader import DEFAULT_PRESET, Config, ResolvedStrategy, preset_named
 from chunkscope.tui.debounce import Debouncer
 from chunkscope.tui.headless.session import resolve
 from chunkscope.tui.widgets.ordered_input import OrderedInput
@@ -106,13 +106,15 @@ class StrategyBar(Widget):
     def _base_name(self, resolved: ResolvedStrategy) -> str:
         """The strategy or preset name a resolved strategy came from (its label without parameters)."""
         name = resolved.label.split("(", 1)[0]
-        return name if name in self.config.presets else resolved.name
+        return name if preset_named(self.config, name) is not None else resolved.name
 
     def options(self) -> list[tuple[Text | str, str]]:
         # Asked when the picker is mounted, after the first frame: listing the strategies other packages
         # register reads every installed package's metadata (~20 ms, bench/bench_tui.py's first paint).
         opts: list[tuple[Text | str, str]] = [(name, name) for name in strategy_names()]
-        for name, preset in self.config.presets.items():
+        presets = dict(self.config.presets)
+        presets.setdefault(DEFAULT_PRESET, preset_named(self.config, DEFAULT_PRESET) or {})  # the built-in one
+        for name, preset in presets.items():
             opts.append((Text.assemble(name, (f" ({preset['strategy']})", "dim")), name))
         return opts
 
@@ -253,7 +255,8 @@ class StrategyBar(Widget):
 
     def _class_of(self, base: str) -> type[Strategy]:
         """The strategy class behind a strategy or preset name."""
-        return strategy_class(self.config.presets[base]["strategy"] if base in self.config.presets else base)
+        preset = preset_named(self.config, base)
+        return strategy_class(preset["strategy"] if preset is not None else base)
 
     def _params_of(self, base: str) -> tuple[Param, ...]:
         return self._class_of(base).parameters

@@ -1,0 +1,1 @@
+"""The rerank stage's backends, one module each behind `chunkscope.retrieval.rerank.Reranker`."""

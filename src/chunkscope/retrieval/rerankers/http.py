@@ -1,0 +1,144 @@
+"""``http:MODEL``: a rerank endpoint of the shape Cohere, Jina, Voyage, Hugging Face TEI and vLLM share.
+
+POST ``{url}/rerank`` with ``{"model", "query", "documents", "top_n"}``; the reply is
+``{"results": [{"index", "relevance_score"}]}``. Every index must be in range and given once, every score a
+finite number, one per document; anything else is one line naming the endpoint, and nothing of it is used.
+
+The API key is read from the environment (``[rerank] api_key_env``, `DEFAULT_RERANK_KEY_ENV` by default) when
+the request is made and sent only where the trust rules allow (`chunkscope.config.trust`; the spec carries the
+verdict as ``key_refusal``). Timeouts, retries on 429/5xx with backoff, and the server's own reason in a refusal
+follow the embedding endpoint's rules (`chunkscope.embedding.backends.openai`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from chunkscope.embedding.backends.openai import RETRY_STATUSES, _reason, _server_message
+from chunkscope.retrieval.rerankers.base import Reranker, RerankError, RerankSpec
+from chunkscope.safe_text import redact_url
+
+
+def rerank_url(base: str) -> str:
+    """``…/rerank`` of a base URL, keeping any query string."""
+    parts = urlsplit(base.strip())
+    path = parts.path.rstrip("/")
+    if not path.endswith("/rerank"):
+        path += "/rerank"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+class HttpReranker(Reranker):
+    """A rerank endpoint, asked once per question for all of its candidates."""
+
+    def __init__(self, spec: RerankSpec, *, max_retries: int = 4, backoff: float = 0.5) -> None:
+        super().__init__(spec)
+        self.url = rerank_url(spec.url or "")
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._client: Any = None
+        self._lock = threading.Lock()
+        #: Requests retried (rate limits, server errors, timeouts) over this reranker's life.
+        self.retries = 0
+
+    def where(self) -> str:
+        return f"{self.spec.model} at {redact_url(self.url)}"
+
+    def _headers(self) -> dict[str, str]:
+        if self.spec.key_refusal:
+            return {}  # the trust rules keep the key from this URL (a 401 says why)
+        key = os.environ.get(self.spec.api_key_env, "").strip()
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _post(self, body: dict[str, Any]) -> Any:
+        import httpx
+
+        with self._lock:
+            if self._client is None:
+                t = self.spec.timeout
+                self._client = httpx.Client(timeout=httpx.Timeout(t, connect=min(10.0, t)))
+        attempt = 0
+        while True:
+            headers = self._headers()
+            try:
+                reply = self._client.post(self.url, json=body, headers=headers)
+            except httpx.ConnectError as exc:
+                raise RerankError(f"{self.where()}: cannot connect ({_reason(exc)}); is the server running?") from None
+            except httpx.TimeoutException:
+                if attempt >= self.max_retries:
+                    raise RerankError(f"{self.where()}: no reply within {self.spec.timeout:g}s ({attempt + 1} "
+                                      "attempts; [rerank] timeout sets the wait)") from None
+                attempt += 1
+                self._wait(attempt, None)
+                continue
+            except httpx.HTTPError as exc:
+                raise RerankError(f"{self.where()}: request failed ({_reason(exc)})") from None
+            finally:
+                del headers  # the key lives no longer than the request
+            if reply.status_code == 200:
+                return reply
+            if reply.status_code in RETRY_STATUSES and attempt < self.max_retries:
+                attempt += 1
+                self.retries += 1
+                self._wait(attempt, reply.headers.get("retry-after"))
+                continue
+            raise RerankError(self._refusal(reply.status_code, reply, attempt))
+
+    def _wait(self, attempt: int, retry_after: str | None) -> None:
+        try:
+            delay = float(retry_after) if retry_after else None
+        except ValueError:
+            delay = None
+        if delay is None:  # exponential backoff with jitter, so parallel clients do not retry in step
+            delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+        time.sleep(min(delay, 30.0))
+
+    def _refusal(self, status: int, reply: Any, attempts: int) -> str:
+        detail = _server_message(reply)
+        said = f": {detail}" if detail else ""
+        if status in (401, 403) and self.spec.key_refusal:
+            return f"{self.where()}: the endpoint wants an API key (HTTP {status}), but {self.spec.key_refusal}"
+        if status in (401, 403):
+            return f"{self.where()}: the endpoint refused the API key (HTTP {status}); check {self.spec.api_key_env}{said}"
+        if status == 404:
+            return f"{self.where()}: not found (HTTP 404): no rerank endpoint or no model {self.spec.name!r} there{said}"
+        if status in RETRY_STATUSES:
+            return f"{self.where()}: still failing after {attempts} retries (HTTP {status}){said}"
+        return f"{self.where()}: HTTP {status}{said}"
+
+    def _score(self, query: str, documents: Sequence[str]) -> list[float]:
+        body = {"model": self.spec.name, "query": query, "documents": list(documents), "top_n": len(documents)}
+        reply = self._post(body)
+        try:
+            results = reply.json()["results"]
+            pairs = [(r["index"], r["relevance_score"]) for r in results]
+        except (ValueError, KeyError, TypeError):
+            raise RerankError(f"{self.where()}: the reply is not a rerank response "
+                              '({"results": [{"index", "relevance_score"}]})') from None
+        n = len(documents)
+        scores: list[float | None] = [None] * n
+        for index, score in pairs:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n:
+                raise RerankError(f"{self.where()}: index {index!r} is out of range for {n} documents")
+            if scores[index] is not None:
+                raise RerankError(f"{self.where()}: index {index} is given twice")
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise RerankError(f"{self.where()}: the score of document {index} is not a finite number ({score!r})")
+            scores[index] = float(score)
+        missing = [i for i, s in enumerate(scores) if s is None]
+        if missing:
+            raise RerankError(f"{self.where()}: asked for {n} scores, got {n - len(missing)}")
+        return [s for s in scores if s is not None]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
