@@ -130,7 +130,7 @@ def timed(fn, *args, **kw) -> float:
 
 def bench_engines(dim: int, sizes: list[int], engines: list[str], workdir: Path) -> None:
     """Store-only figures, before (qdrant-client's local mode) and after (Qdrant Edge), on synthetic vectors of the
-    model's size and realistic payloads: write rate, store open, dense and hybrid query p50/p95 (exact search,
+    model's size and realistic payloads: write rate, store open, dense, keyword and hybrid query p50/p95 (exact search,
     k=5), and the 10-nearest pass over every point (`neighbours.find_neighbourhoods`)."""
     from chunkscope.retrieval.indexing import index_chunks
     from chunkscope.retrieval.neighbours import find_neighbourhoods
@@ -157,6 +157,8 @@ def bench_engines(dim: int, sizes: list[int], engines: list[str], workdir: Path)
             dense = [timed(store.search, v, 5, collection=collection) for v in qvecs]
             hybrid = [timed(store.search, v, 5, collection=collection, mode="hybrid",
                             text=QUESTIONS_TEXT[i % len(QUESTIONS_TEXT)]) for i, v in enumerate(qvecs)]
+            keyword = [timed(store.search, v, 5, collection=collection, mode="keyword",
+                             text=QUESTIONS_TEXT[i % len(QUESTIONS_TEXT)]) for i, v in enumerate(qvecs)]
             one_file = [timed(store.search, v, 5, collection=collection, filters={"path": "ch03-file.md"})
                         for v in qvecs]
             t = time.process_time()
@@ -164,13 +166,14 @@ def bench_engines(dim: int, sizes: list[int], engines: list[str], workdir: Path)
             nb_cpu = time.process_time() - t
             store.close()
             rows.append([engine, f"{n:,}", f"{n / fill:,.0f}", f"{opened:.2f}",
-                         f"{ms(pct(dense, 50))} / {ms(pct(dense, 95))}", f"{ms(pct(hybrid, 50))} / {ms(pct(hybrid, 95))}",
+                         f"{ms(pct(dense, 50))} / {ms(pct(dense, 95))}",
+                         f"{ms(pct(keyword, 50))} / {ms(pct(keyword, 95))}", f"{ms(pct(hybrid, 50))} / {ms(pct(hybrid, 95))}",
                          f"{ms(pct(one_file, 50))} / {ms(pct(one_file, 95))}", f"{nb_cpu:.1f} ({found.seconds:.1f} wall)"])
             emit(f"<!-- {engine} {n}: {rows[-1]} -->")
             shutil.rmtree(path, ignore_errors=True)
     emit(f"\n## The store by engine: exact search, k=5, {dim}-d, payload ~1.3 kB\n")
     emit(table(["engine", "points", "write points/s", "open + first query s", "dense p50 / p95 ms",
-                "hybrid p50 / p95 ms", "one-file filter p50 / p95 ms", "10 nearest of every point, CPU s"], rows))
+                "keyword p50 / p95 ms", "hybrid p50 / p95 ms", "one-file filter p50 / p95 ms", "10 nearest of every point, CPU s"], rows))
     emit()
 
 

@@ -121,7 +121,8 @@ def test_chunk_table_keeps_every_number(docs, width, capsys, monkeypatch):
 def test_chunk_table_through_a_real_pipe():
     """Piped with no terminal anywhere (stdin too), rich's width is 80: the numbers are still all there."""
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    proc = subprocess.run([sys.executable, "-m", "chunkscope", "chunk", str(SAMPLE_DOCS / "intro.md")],
+    proc = subprocess.run([sys.executable, "-m", "chunkscope", "chunk", str(SAMPLE_DOCS / "intro.md"), "-s",
+                           "recursive"],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert widest(proc.stdout) <= 80

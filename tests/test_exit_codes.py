@@ -219,7 +219,7 @@ def test_ctrl_c_during_eval_or_probe_exits_130_with_one_line(tmp_path, command):
     argv = ["eval", str(root), str(queries)] if command == "eval" else ["probe", str(root)]
     # Interrupt once the model works (the progress says it is indexing, or names the strategy's step), not while
     # it loads.
-    rc, err = interrupt(argv, tmp_path / "cache", "indexing" if command == "eval" else "recursive: ")
+    rc, err = interrupt(argv, tmp_path / "cache", "indexing" if command == "eval" else "default: ")
     assert rc == 130, err[-2000:]
     assert "interrupted" in err and "Traceback" not in err and "unexpected" not in err
 

@@ -132,7 +132,7 @@ def test_lint_embeddings_on_the_command_line(tmp_path, capsys):
     docs.mkdir()
     for name, text in NEAR_DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
-    assert main(["lint", str(docs), "--embeddings"]) == 0  # warnings only
+    assert main(["lint", str(docs), "--embeddings", "-s", "recursive"]) == 0  # warnings only
     out, err = capsys.readouterr()
     lines = out.splitlines()
     near = [line for line in lines if "warning near-duplicate" in line]
@@ -143,7 +143,7 @@ def test_lint_embeddings_on_the_command_line(tmp_path, capsys):
     assert "1 near-duplicate, 0 hubs, 0 orphans;" in lines[-1]
     assert "recursive: 4 chunks, 4 embedded" in err  # the index was made first, as `index` makes it
     # A second run reuses the stored points: nothing is embedded, so no index line.
-    assert main(["lint", str(docs), "--embeddings", "--format", "json"]) == 0
+    assert main(["lint", str(docs), "--embeddings", "-s", "recursive", "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert [(f["path"], f["line"]) for f in json.loads(out) if f["rule"] in EMBEDDING_RULES.split(",")] == \
         [(f"{docs}/bread-again.md", 1)]

@@ -137,7 +137,7 @@ def test_a_removed_file_loses_its_points_and_nothing_else_is_chunked(topic_docs:
 
 
 def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_docs: Path, capsys: Capsys) -> None:
-    from chunkscope.config.reader import Config, resolve_strategy
+    from chunkscope.config.reader import load_config, resolve_strategy
     from chunkscope.document.loader import load_docs
     from chunkscope.embedding.embedder import embedder_for
     from chunkscope.paths import default_model_dir
@@ -149,11 +149,11 @@ def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_
     _index(topic_docs, capsys)
     _index(topic_docs, capsys, "-p", "chunk_size=123")
     assert len(_manifests(topic_docs)) == 2
-    config = Config()
+    config = load_config(topic_docs)  # as the command line reads it
     tree = load_docs(topic_docs)
     with Store(topic_docs) as store:
         def retriever(model: str | None, **params: Any) -> Retriever:
-            return Retriever(tree, resolve_strategy(config, "recursive", params or None).strategy,
+            return Retriever(tree, resolve_strategy(config, None, params or None).strategy,
                              embedder_for(config, model), store, tree_settings=tree_settings(config))
 
         default = retriever(None)

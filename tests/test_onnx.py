@@ -376,24 +376,24 @@ def test_a_record_without_its_model_is_not_an_export(tmp_path):
 @pytest.mark.model
 def test_nothing_is_written_outside_the_cache_folder(model_dir, export, tmp_path):
     """A fresh process with an empty HOME embeds on ONNX Runtime: HOME stays empty (ONNX Runtime's import made a
-    device id and a database under ~/.cache/Microsoft); its files are in chunkscope's cache folder instead, and
-    the process's own XDG_CACHE_HOME is as it was."""
+    device id and a database under ~/.cache/Microsoft), so does chunkscope's cache (its telemetry is off before it
+    loads), and the process's own XDG_CACHE_HOME and ORT_DISABLE_TELEMETRY are as they were."""
     home = tmp_path / "home"
     home.mkdir()
     code = (
         "import os\n"
         "from chunkscope.embedding.backends.onnx_export import OnnxEncoder\n"
         f"OnnxEncoder({str(model_dir)!r}, {str(export)!r}).encode(['How do I borrow a value mutably?'])\n"
-        "print(os.environ.get('XDG_CACHE_HOME'))\n"
+        "print(os.environ.get('XDG_CACHE_HOME'), os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
     )
     cache = tmp_path / "cache"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                          env={"PYTHONPATH": SRC, "CHUNKSCOPE_CACHE": str(cache), "HOME": str(home),
                               "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "None"
+    assert out.stdout.strip() == "None None"
     assert [p.relative_to(home) for p in home.rglob("*")] == []
-    assert any((cache / "onnxruntime").rglob("deviceid"))  # what it wrote, it wrote inside chunkscope's cache
+    assert not any(cache.rglob("deviceid")) and not any(cache.rglob("onnxruntime.db"))
 
 
 @pytest.mark.model

@@ -174,11 +174,13 @@ def test_base_install_has_no_torch_and_lints_as_the_full_install(base_venv: Path
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == "", f"the base install pulled in {probe.stdout.strip()}"
 
-    base = _in(base_venv, "lint", "sample_docs", "--format", "json", cache=tmp_path / "base")
+    # Seed 004's recursive splitter: its 512-token chunks run past the model's window, so lint counts word pieces.
+    base = _in(base_venv, "lint", "sample_docs", "-s", "recursive", "--format", "json", cache=tmp_path / "base")
     # The sample docs carry errors on purpose: exit 1 is lint working, 2 would be a failure to lint.
     assert base.returncode == 1, base.stderr
     assert '"embed-truncation"' in base.stdout  # the bundled tokenizer counted word pieces
-    full = _run([sys.executable, "-m", "chunkscope", "lint", "sample_docs", "--format", "json"], cwd=REPO,
+    full = _run([sys.executable, "-m", "chunkscope", "lint", "sample_docs", "-s", "recursive", "--format", "json"],
+                cwd=REPO,
                 env=_clean_env(CHUNKSCOPE_CACHE=str(tmp_path / "full")))
     assert (base.returncode, base.stdout) == (full.returncode, full.stdout)
 
@@ -256,6 +258,9 @@ def test_pre_commit_hook_installs_without_torch_and_lints(tmp_path: Path) -> Non
     rows = "".join(f"| joint {i} | {i * 7} mm |\n" for i in range(300))
     page.write_text(f"# Intro\n\nSome words.\n\n| part | size |\n|---|---|\n{rows}", encoding="utf-8")
     (docs / "notes.txt").write_text("not markdown\n", encoding="utf-8")
+    # Seed 004's 512-token recursive splitter (the built-in default is sized to the embedder and would read the
+    # page whole): its chunks run past the model's 256 word pieces, which the base install counts.
+    (docs / "chunkscope.toml").write_text('strategy = "recursive"\n', encoding="utf-8")
     _git("init", "-q", cwd=docs)
     _git("add", "-A", cwd=docs)
     home = tmp_path / "pre-commit-home"

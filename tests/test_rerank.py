@@ -175,6 +175,8 @@ def test_eval_compares_with_and_without_and_names_a_miss_reranked_out(docs, serv
 ])
 @pytest.mark.model
 def test_a_bad_reply_is_one_line_naming_the_endpoint(reply, problem, docs, server, capsys):
+    main(["index", str(docs)])  # whichever case runs first on a worker would otherwise print the index's summary
+    capsys.readouterr()
     server.reply = reply
     rc = main(["query", str(docs), QUESTION, "--rerank", "http:overlap", "--rerank-url", server.url])
     out, err = capsys.readouterr()

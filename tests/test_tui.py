@@ -172,7 +172,8 @@ async def test_strategy_picker_switches_strategy():
 
 
 async def test_compare_mode_counts_differences():
-    app = make_app()
+    # Plain `recursive` (512/50), not the `default` preset (recursive at 200): B's `recursive` must match A exactly.
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
         await open_file(pilot, app, FK)

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
 SIZE = (160, 45)
-#: A page the default strategy cuts into exactly one chunk.
+#: A page plain `recursive` (512 tokens) cuts into exactly one chunk.
 ONE_CHUNK = "module-2-motion/index.md"
 
 
@@ -107,7 +107,8 @@ async def test_e_on_the_expected_chunk_clears_the_mark():
 
 
 async def test_one_chunk_is_counted_in_the_singular():
-    app = make_app()
+    # Plain `recursive` (512 tokens) keeps that page in one chunk; the `default` preset (200) would cut it in two.
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
         ex = app.explorer

@@ -129,7 +129,8 @@ async def test_the_chunk_tables_heading_and_warnings_stay_readable(size):
 
     from chunkscope.tui.widgets.chunk_table import ChunkTable
 
-    app = make_app()
+    # Plain `recursive` (512 tokens): the first file then has a chunk with two warnings to lay out.
+    app = make_app(strategy="recursive")
     async with app.run_test(size=size) as pilot:
         await ready(pilot, app)
         ex = app.explorer

@@ -26,6 +26,8 @@ pytestmark = pytest.mark.anyio
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
 FK = "module-1-foundations/02-forward-kinematics.md"
 SIZE = (160, 45)
+# Every test here opens plain `recursive` (512/50), not the `default` preset (recursive at 200): the values typed
+# below start from 512, and 200 must differ from the starting size.
 
 
 
@@ -64,7 +66,7 @@ async def focus_param(pilot, app: ChunkscopeApp, name: str) -> Input:
 
 
 async def test_typing_fast_in_a_parameter_keeps_every_key_and_cuts_only_the_final_value(monkeypatch):
-    app = make_app()
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         await open_fk(pilot, app)
         ex = app.explorer
@@ -87,7 +89,7 @@ async def test_typing_fast_in_a_parameter_keeps_every_key_and_cuts_only_the_fina
 async def test_a_late_echo_of_an_older_value_never_rewrites_the_field_being_typed(monkeypatch):
     """The explorer used to set the bar back to the value a (late) message carried, rebuilding the fields under
     the typist's fingers: 512 → ⌫⌫79 ended as 517. A change that came from the bar is never sent back to it."""
-    app = make_app()
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         await open_fk(pilot, app)
         ex = app.explorer
@@ -107,7 +109,7 @@ async def test_a_late_echo_of_an_older_value_never_rewrites_the_field_being_type
 
 async def test_typed_values_wait_for_a_pause_and_enter_applies_at_once(monkeypatch):
     monkeypatch.setattr(debounce, "DEBOUNCE_SECONDS", 600.0)  # a pause that never comes during the test
-    app = make_app()
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         await open_fk(pilot, app)
         ex = app.explorer
@@ -130,7 +132,7 @@ async def test_typed_values_wait_for_a_pause_and_enter_applies_at_once(monkeypat
 
 
 async def test_a_slow_cut_of_an_older_value_never_replaces_the_newer_one(monkeypatch):
-    app = make_app()
+    app = make_app(strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         await open_fk(pilot, app)
         ex = app.explorer
@@ -166,7 +168,7 @@ async def test_a_slow_cut_of_an_older_value_never_replaces_the_newer_one(monkeyp
 
 
 async def test_switching_strategy_scrolls_the_source_to_the_selected_chunk():
-    app = make_app()
+    app = make_app(strategy="recursive")
     async with app.run_test(size=(80, 24)) as pilot:
         await open_fk(pilot, app)
         ex = app.explorer

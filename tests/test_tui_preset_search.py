@@ -25,7 +25,8 @@ def notices(app) -> list[str]:
 
 
 async def test_choosing_a_preset_with_a_search_mode_switches_the_pane_to_it():
-    app = make_app(config=parse_config(CONFIG))
+    # Opened on plain recursive, as both presets cut: choosing one changes the search mode, never the chunks.
+    app = make_app(config=parse_config(CONFIG), strategy="recursive")
     async with app.run_test(size=SIZE) as pilot:
         pane, fake = await open_pane(pilot, app)
         ex = app.explorer

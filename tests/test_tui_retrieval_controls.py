@@ -203,7 +203,7 @@ async def test_the_verdict_on_the_expected_chunk_is_judged_again_when_the_thresh
 
 
 async def test_ctrl_s_cycles_the_search_mode_and_asks_again_without_re_indexing():
-    app = make_app()
+    app = make_app(strategy="recursive")  # named, so the results are labelled "from recursive"
     async with app.run_test(size=SIZE) as pilot:
         pane, fake = await open_pane(pilot, app)
         await pilot.press(*"knee", "enter")

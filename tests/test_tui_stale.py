@@ -120,7 +120,7 @@ async def answered_knee(pilot, app, monkeypatch):
 
 
 async def test_results_name_their_strategy_and_say_so_when_it_changes(monkeypatch):
-    app = make_app()
+    app = make_app(strategy="recursive")  # the label the lines below name
     async with app.run_test(size=SIZE) as pilot:
         ex, fake, pane, box = await answered_knee(pilot, app, monkeypatch)
         assert "results for “knee” from recursive · dense search" in results_for(pane)
@@ -145,7 +145,7 @@ async def test_results_name_their_strategy_and_say_so_when_it_changes(monkeypatc
 
 
 async def test_results_stay_marked_stale_when_the_new_strategy_s_index_build_is_stopped(monkeypatch):
-    app = make_app()
+    app = make_app(strategy="recursive")  # the label the lines below name
     async with app.run_test(size=SIZE) as pilot:
         ex, fake, pane, _box = await answered_knee(pilot, app, monkeypatch)
         fake.index_gate = threading.Event()

@@ -246,7 +246,7 @@ def test_row_map_measures_lines_as_they_are_drawn():
 
     from chunkscope.safe_text import visible
     from chunkscope.document.outline_scan import line_starts_of
-    from chunkscope.tui.layout import TAB, RowMap
+    from chunkscope.tui.row_map import TAB, RowMap
 
     line = "\t".join(["中文字符在这里", "emoji 👍🏽 and e\u0301", "bell \x07 esc \x1b[31m", "C1 \x85 done"] * 6)
     text = f"hi\n{line}\r\n{'word ' * 40}end\n"
@@ -380,7 +380,7 @@ def test_row_map_wraps_a_note_with_its_line():
     """A note is wrapped as part of its line's drawing: rows never wider than asked, breaks after spaces, every
     character on one row, note rows standing for the line's end; other notes re-wrap only the noted lines."""
     from chunkscope.document.outline_scan import line_starts_of
-    from chunkscope.tui.layout import RowMap
+    from chunkscope.tui.row_map import RowMap
 
     line = " ".join(f"word{i}" for i in range(30))
     text = f"short\n{line}\n中文字符在这里 and more text here\n"

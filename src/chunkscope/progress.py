@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -127,6 +128,34 @@ def format_seconds(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+#: What each thread waits on outside the process now (an endpoint's reply), and since when: a front end's timer
+#: says so while no `Progress` report can come (`current_wait`).
+_WAITS: dict[int, tuple[str, float]] = {}
+_WAITS_LOCK = threading.Lock()
+
+
+@contextmanager
+def waiting_on(what: str) -> Iterator[None]:
+    """Mark this thread as waiting on ``what`` (``openai:m at https://…``) until the block ends."""
+    key = threading.get_ident()
+    with _WAITS_LOCK:
+        _WAITS[key] = (what, time.monotonic())
+    try:
+        yield
+    finally:
+        with _WAITS_LOCK:
+            _WAITS.pop(key, None)
+
+
+def current_wait() -> tuple[str, float] | None:
+    """The longest wait going on now: what it waits on and for how many seconds; None when nothing waits."""
+    with _WAITS_LOCK:
+        if not _WAITS:
+            return None
+        what, since = min(_WAITS.values(), key=lambda w: w[1])
+    return what, time.monotonic() - since
 
 
 class Cancelled(Exception):

@@ -18,6 +18,7 @@ from chunkscope.progress import Cancelled
 from chunkscope.cli.commands import COMMANDS
 from chunkscope.cli.exits import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USAGE, Interrupted
 from chunkscope.cli.output import error, user_message
+from chunkscope.cli.progress_bar import waiting_notices
 from chunkscope.safe_text import redact_urls
 
 DESCRIPTION = """\
@@ -96,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.func(args) or 0)
+        # Without a terminal, a command waiting on an endpoint says so every few seconds (CI logs, scripts).
+        with waiting_notices(argv[0]):
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         error("interrupted")
         return EXIT_INTERRUPTED

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from chunkscope.chunking.params import ParamError
 from chunkscope.safe_text import visible
+from chunkscope.cli.output import warn
 from chunkscope.cli.parsing import parse_search
 from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
 
@@ -37,7 +38,8 @@ def _store_at(config: Config, args: argparse.Namespace, root: str | os.PathLike[
     from chunkscope.retrieval.store import Store
 
     target = config.qdrant_target(getattr(args, "qdrant_url", None))
-    return Store(root, url=target.url, path=target.path, timeout=target.timeout, api_key_env=target.api_key_env)
+    return Store(root, url=target.url, path=target.path, timeout=target.timeout, api_key_env=target.api_key_env,
+                 engine=target.engine, on_notice=warn)
 
 
 @contextmanager

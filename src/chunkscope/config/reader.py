@@ -87,7 +87,9 @@ FIELDS: dict[str, str] = {
                 "answer; default 60)",
     "embedding": "the old name of [embedder] (still read)",
     "qdrant": "url of a Qdrant server (else QDRANT_URL; API key from QDRANT_API_KEY only) or path of a local "
-              "store folder (relative to this file), not both; timeout in seconds",
+              "store folder (relative to this file), not both; timeout in seconds; engine of the local store: "
+              "edge (Qdrant Edge, the default) or local (qdrant-client's local mode, the fallback while Edge is "
+              "beta)",
     "query": "k, threshold (default: the embedder's own) and search (dense, keyword, hybrid) for query/eval",
     "rerank": RERANK_FIELD,
     "lint": "select, ignore, severity, thresholds, per_path_ignores",
@@ -98,7 +100,7 @@ _EMBEDDER_KEYS = {"model", "url", "api_key_env", "max_tokens", "device", "batch_
 _SECTION_KEYS = {
     "embedder": _EMBEDDER_KEYS,
     "embedding": _EMBEDDER_KEYS,
-    "qdrant": {"url", "path", "timeout"},
+    "qdrant": {"url", "path", "timeout", "engine"},
     "query": {"k", "threshold", "search"},
     "rerank": set(RERANK_KEYS),
     "lint": {"select", "ignore", "severity", "thresholds", "per_path_ignores"},
@@ -220,17 +222,18 @@ class Config:
         """
         q = self.qdrant
         timeout = float(q.get("timeout", 3.0))
+        engine = str(q.get("engine", "edge"))
         origin: Origin
         if url:
             target, origin = url, "cli"
         elif q.get("url") or q.get("path"):
             if not q.get("url"):
-                return QdrantTarget(url=None, path=q["path"], timeout=timeout)
+                return QdrantTarget(url=None, path=q["path"], timeout=timeout, engine=engine)
             target, origin = q["url"], self.origin("qdrant.url")
         else:
             env = (os.environ if environ is None else environ).get("QDRANT_URL", "").strip()
             if not env:
-                return QdrantTarget(url=None, path=None, timeout=timeout)
+                return QdrantTarget(url=None, path=None, timeout=timeout, engine=engine)
             target, origin = env, "env"
         refusal = secret_refusal(target, origin, tree_trusted=self.trust_tree, source=self.source)
         return QdrantTarget(url=target, path=None, timeout=timeout, origin=origin,
@@ -249,6 +252,8 @@ class QdrantTarget:
     #: The variable holding the server's API key, None when no key may go there (`key_refusal` says why).
     api_key_env: str | None = QDRANT_API_KEY_ENV
     key_refusal: str | None = None
+    #: The local store's engine (``[qdrant] engine``): ``edge`` or ``local``; unused with ``url``.
+    engine: str = "edge"
 
 
 def find_config(docs: Path | None, explicit: str | Path | None = None) -> Path | None:
@@ -520,6 +525,8 @@ def _check_qdrant(q: dict[str, Any], path: Path | None) -> None:
         _want(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0, path,
               "qdrant.timeout must be a positive number of seconds")
     _want(not (q.get("url") and q.get("path")), path, "give qdrant.url or qdrant.path, not both")
+    if "engine" in q:
+        _want(q["engine"] in ("edge", "local"), path, 'qdrant.engine must be "edge" or "local"')
 
 
 def _check_params(strategy: str, params: dict[str, Any], path: Path | None, where: str) -> None:

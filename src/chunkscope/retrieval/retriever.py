@@ -322,7 +322,7 @@ class Retriever:
         hits = self.store.search(vector, depth, threshold, filters, collection=self.collection, paths=self.scope,
                                  mode=self.search_mode, text=text)
         if rr is None or text is None:
-            return hits
+            return hits[:k]
         return list(rr.rerank(text, hits)[:k])
 
     def query(self, question: str, k: int = 5, threshold: float | None = None,

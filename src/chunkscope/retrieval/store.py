@@ -24,7 +24,7 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Mapping, Sequence
 
 from chunkscope.extras import STORE_MODULES, require_extra
 from chunkscope.retrieval.engine import (
@@ -200,6 +200,8 @@ class Store:
             when no key may go to ``url`` (`chunkscope.config.reader.QdrantTarget.api_key_env`).
         timeout: seconds for server requests.
         engine: the embedded engine, one of `ENGINES` (ignored with ``url``).
+        on_notice: told each one-line notice (the command line prints it as a warning); by default each is
+            issued as a RuntimeWarning.
 
     Raises:
         MissingExtra: Qdrant Edge (or, for a server, qdrant-client) is not installed.
@@ -208,7 +210,7 @@ class Store:
 
     def __init__(self, docs_root: str | os.PathLike[str], *, url: str | None = None,
                  path: str | os.PathLike[str] | None = None, api_key_env: str | None = "QDRANT_API_KEY",
-                 timeout: float = 3.0, engine: str = "edge") -> None:
+                 timeout: float = 3.0, engine: str = "edge", on_notice: Callable[[str], None] | None = None) -> None:
         if url and path:
             raise StoreError("give either a Qdrant url or a local store path, not both")
         if engine not in ENGINES:
@@ -218,8 +220,9 @@ class Store:
         self.url = url
         self.timeout = timeout
         #: One-line notices of what the store did on its own (a damaged collection moved aside, an old store
-        #: format replaced); each is also issued as a RuntimeWarning.
+        #: format replaced); each is also told to ``on_notice``.
         self.notices: list[str] = []
+        self._on_notice = on_notice
         self._dims: dict[str, int] = {}
         self._owners: dict[str, str] = {}  # collection -> owner_key of the tree whose points it holds
         # Only the tree's own workspace is known to hold nothing but this tree's collections.
@@ -302,7 +305,10 @@ class Store:
 
     def _notice(self, message: str) -> None:
         self.notices.append(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        if self._on_notice is not None:
+            self._on_notice(message)
+        else:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
 
     def __repr__(self) -> str:
         return f"Store({self.mode}: {self.location})"

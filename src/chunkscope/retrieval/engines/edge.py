@@ -50,6 +50,13 @@ INDEXED_FIELDS = {
 }
 
 
+#: Free room kept on the store's disk beyond what a write is estimated to take: a new shard fills about 45 MB where
+#: the file system allocates its files' pages (tmpfs), and its storage files grow by 32 MB pages. Edge maps its
+#: files into memory, and a write into a mapped page the disk cannot hold kills the process (SIGBUS) instead of
+#: raising, so a full disk must be seen before Edge writes.
+DISK_MARGIN = 64 * 2**20
+
+
 def _is_lock_error(exc: BaseException) -> bool:
     """Edge reports a shard held by another process as its WAL failing to lock (``WouldBlock``)."""
     text = str(exc)
@@ -161,6 +168,7 @@ class EdgeEngine(Engine):
             payload_memory=qe.Memory.Cached,
         )
         with self._lock:
+            self._check_room(0)
             try:
                 shard = qe.EdgeShard.create(str(self._dir(name)), config)
                 for field, kind in INDEXED_FIELDS.items():
@@ -168,6 +176,17 @@ class EdgeEngine(Engine):
             except Exception as exc:  # noqa: BLE001
                 raise StoreError(f"{self.location}: cannot create collection {name} ({one_line(exc)})") from None
             self._shards[name] = shard
+
+    def _check_room(self, nbytes: int) -> None:
+        """StoreError, in one line naming the folder, when its disk lacks room for ``nbytes`` and the margin."""
+        try:
+            free = shutil.disk_usage(self.folder).free
+        except OSError:
+            return  # not measurable here: Edge's own error (or none) follows
+        needed = nbytes + DISK_MARGIN
+        if free < needed:
+            raise StoreError(f"no space left in {self.folder}: {free / 2**20:.1f} MB free, about "
+                             f"{needed / 2**20:.0f} MB needed")
 
     def drop(self, name: str) -> None:
         with self._lock:
@@ -204,6 +223,9 @@ class EdgeEngine(Engine):
         qe = self.qe
         batch = [qe.Point(p.id, {DENSE: list(p.dense), KEYWORD: self._sparse(p.sparse)}, dict(p.payload))
                  for p in points]
+        # Each point is written twice (the write-ahead log, then the segment): its vectors and its payload.
+        self._check_room(2 * sum(4 * len(p.dense) + 8 * len(p.sparse.indices) + len(json.dumps(p.payload, default=str))
+                                 for p in points))
         with self._lock:
             # The write-ahead log makes each update durable (a kill -9 replays it on the next open).
             self._call(name, "writing to", lambda s: s.update(qe.UpdateOperation.upsert_points(batch)))

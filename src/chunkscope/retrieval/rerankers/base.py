@@ -113,10 +113,10 @@ class Reranker:
             got = self._score(query, todo)
             if len(got) != len(todo):
                 raise RerankError(f"{self.where()}: asked for {len(todo)} scores, got {len(got)}")
-            for doc, s in zip(todo, got):
-                if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
-                    raise RerankError(f"{self.where()}: a score is not a finite number ({s!r})")
-                self._memo[doc] = float(s)
+            bad = [s for s in got if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s)]
+            if bad:  # checked whole before any is kept: nothing of a bad reply is used
+                raise RerankError(f"{self.where()}: a score is not a finite number ({bad[0]!r})")
+            self._memo.update(zip(todo, map(float, got)))
         return [self._memo[d] for d in documents]
 
     def rerank(self, query: str, hits: Sequence[Hit], depth: int | None = None) -> list[RerankedHit]:

@@ -261,7 +261,7 @@ class SearchSession:
             if self._store is None:
                 q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
                 self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout,
-                                    api_key_env=q.api_key_env)
+                                    api_key_env=q.api_key_env, engine=q.engine)
             key = self._key(resolved)
             r = self._retrievers.get(key)
             if r is None:

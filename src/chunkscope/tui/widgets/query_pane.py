@@ -12,23 +12,18 @@ are known, and holds for the next questions).
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
+from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Checkbox, Input, Label, OptionList, ProgressBar, Static
-from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from chunkscope.safe_text import snippet, visible
+from chunkscope.safe_text import visible
 from chunkscope.config.reader import ResolvedStrategy
-from chunkscope.retrieval.search_modes import SEARCH_MODES
 from chunkscope.progress import CancelToken, Phase
 from chunkscope.progress import Progress as WorkProgress
 from chunkscope.tui.debounce import DEBOUNCE_SECONDS
@@ -36,7 +31,10 @@ from chunkscope.tui.failures import WorkerFailed
 from chunkscope.tui.headless.search import (Answer, Expected, SearchSession, install_hint, measuring, progress_brief, progress_text,
                       retrieval_available)
 from chunkscope.wording import plural
+from chunkscope.tui.widgets import query_messages
+from chunkscope.tui.widgets.query_controls import RetrievalControls
 from chunkscope.tui.widgets.ordered_input import OrderedInput
+from chunkscope.tui.widgets.query_text import answer_status, hit_options, strategy_words, verdict_line
 from chunkscope.tui.widgets.state_checkbox import StateCheckbox
 
 
@@ -53,24 +51,11 @@ class HitList(OptionList):
 STOP_HINT = "ctrl+x stops"
 #: How far ↑/↓ move the threshold (cosine scores: MiniLM's right answers scored 0.455-0.841 on the Rust book).
 THRESHOLD_STEP = 0.05
-#: Why the threshold does not apply in the other modes: their scores are no cosines.
-MODE_SCORES = {"keyword": "BM25 scores", "hybrid": "fused ranks"}
 #: Seconds between redraws of the indexing line while its step has no rate yet (the time it has run moves on).
 TICK_SECONDS = 1.0
 
 
-def strategy_words(resolved: ResolvedStrategy | None, other: ResolvedStrategy | None = None) -> str:
-    """A strategy as the results name it: its label (preset name, or name with the parameters set here); with the
-    parameters' fingerprint when ``other`` has the same label but other parameters (a changed config file)."""
-    if resolved is None:
-        return "?"
-    text = visible(resolved.label, oneline=True)
-    if other is not None and other.label == resolved.label and other.fingerprint() != resolved.fingerprint():
-        text += f" [{resolved.fingerprint()[:7]}]"
-    return text
-
-
-class QueryPane(Vertical):
+class QueryPane(RetrievalControls):
     """The query pane; the explorer gives it the strategy, the open file and the expected chunk."""
 
     BINDINGS = [
@@ -130,60 +115,13 @@ class QueryPane(Vertical):
     expected: reactive[Expected | None] = reactive(None)
     """The chunk the user expects to answer the question (key `e`); the explorer holds it, this pane judges it."""
 
-    class JumpTo(Message):
-        """Show a hit's chunk in the source."""
-
-        def __init__(self, pane: "QueryPane", hit: Any) -> None:
-            super().__init__()
-            self.pane = pane
-            self.hit = hit
-
-        @property
-        def control(self) -> "QueryPane":
-            return self.pane
-
-    class Indexed(Message):
-        """Indexing finished (or stopped)."""
-
-        def __init__(self, resolved: ResolvedStrategy, report: Any) -> None:
-            super().__init__()
-            self.resolved = resolved
-            self.report = report
-
-    class Progress(Message):
-        """Indexing progress; a flood collapses into the latest."""
-
-        def __init__(self, progress: WorkProgress) -> None:
-            super().__init__()
-            self.progress = progress
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, QueryPane.Progress)
-
-    class IndexingChanged(Message):
-        """Indexing started, moved on or ended (``text`` None): the screen shows it outside the pane too."""
-
-        def __init__(self, text: str | None) -> None:
-            super().__init__()
-            self.text = text
-
-    class Answered(Message):
-        """Hits for a question; ``search`` numbers the search it answers (a newer one makes it stale), and
-        ``resolved`` is the strategy whose index answered."""
-
-        def __init__(self, answer: Answer, search: int = 0, resolved: ResolvedStrategy | None = None) -> None:
-            super().__init__()
-            self.answer = answer
-            self.search = search
-            self.resolved = resolved
-
-    class ExpectationDropped(Message):
-        """Another question was asked: the expected chunk, which belonged to the one before, no longer applies
-        (the explorer, which holds it, clears it)."""
-
-        def __init__(self, expected: Expected) -> None:
-            super().__init__()
-            self.expected = expected
+    # The pane's messages (defined in `query_messages`, handled as ``on_query_pane_...``).
+    JumpTo = query_messages.JumpTo
+    Indexed = query_messages.Indexed
+    Progress = query_messages.Progress
+    IndexingChanged = query_messages.IndexingChanged
+    Answered = query_messages.Answered
+    ExpectationDropped = query_messages.ExpectationDropped
 
     def __init__(self, session: SearchSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -252,140 +190,6 @@ class QueryPane(Vertical):
         hits.focus()
         if hits.highlighted is None:
             hits.action_first()  # the first enabled row: a threshold line is never highlighted
-
-    # --- the retrieval reproduced: embedder, search mode, threshold ----------------------------------------------
-
-    def _search_info(self) -> Text:
-        """The embedder and the search mode, left of the threshold field."""
-        spec = self.session.embedder_spec
-        t = Text()
-        if spec is None:
-            t.append("embedder: not usable (the first question says why)", style="bold red")
-        else:
-            t.append(visible(spec.text, oneline=True), style="bold #58a6ff")
-        t.append(" · ", style="dim")
-        t.append(f"{self.session.search_mode} search", style="bold")
-        # The keys (ctrl+s, ctrl+t, ↑↓) are in the footer: this row keeps its width for the values at 80 columns.
-        t.append(" · threshold ", style="dim")
-        return t
-
-    def _threshold_value(self) -> str:
-        t = self.session.threshold
-        return "" if t is None else f"{t:g}"
-
-    def _threshold_source(self) -> Text:
-        """Where the threshold in force comes from, and whether it applies to the current search mode."""
-        s = self.session
-        mode = s.search_mode
-        if mode != "dense":
-            # The words that matter first: a narrow terminal cuts the rest (the tooltip has it all).
-            return Text(f"not applied to {mode} search ({MODE_SCORES.get(mode, 'not cosines')}: dense only)",
-                        style="italic")
-        spec = s.embedder_spec
-        model = visible(spec.text, oneline=True) if spec is not None else "the embedder"
-        origin = s.threshold_origin
-        if origin == "here":
-            words = "set here (empty: the default)"
-        elif origin == "config" and "query.threshold" in s.config.from_command_line:
-            words = "the command line (--threshold)"
-        elif origin == "config":
-            source = s.config.source
-            words = visible(source.name, oneline=True) if source is not None else "the configuration"
-        elif origin == "embedder":
-            words = f"{model}'s own"
-        else:
-            words = f"none: {model} has no measured threshold (type one)"
-        return Text(words)
-
-    def _show_controls(self) -> None:
-        """Redraw the embedder, mode and threshold row from the session (a value typed and not entered goes)."""
-        if not self.query("#controls-row"):
-            return
-        self.query_one("#search-info", Static).update(self._search_info())
-        box = self.query_one("#threshold-input", Input)
-        box.remove_class("-invalid")
-        box.set_class(self.session.search_mode != "dense", "-off")
-        value = self._threshold_value()
-        if box.value != value:
-            box.value = value
-        source = self._threshold_source()
-        line = self.query_one("#threshold-source", Static)
-        line.update(source)
-        line.tooltip = source.plain  # cut on a narrow terminal
-
-    def action_cycle_search(self) -> None:
-        """ctrl+s: the next search mode; the question shown is asked again in it (no re-index: every collection
-        holds dense and keyword vectors)."""
-        modes = list(SEARCH_MODES)
-        now = self.session.search_mode
-        self.session.search_mode = modes[(modes.index(now) + 1) % len(modes)] if now in modes else modes[0]
-        self._show_controls()
-        self._show_results_for()  # "search changed" until the new answer is in
-        self._ask_again()
-
-    def search_mode_changed(self, *, ask_again: bool = True) -> None:
-        """The session's search mode was set from outside (a preset naming its mode was chosen): shown as ctrl+s
-        shows it, the answer on screen marked "search changed", and asked again when ``ask_again`` (False when
-        the strategy change asks again already)."""
-        self._show_controls()
-        self._show_results_for()
-        if ask_again:
-            self._ask_again()
-
-    def _ask_again(self) -> None:
-        """The question in the box, asked again now when its index is there (a search costs milliseconds)."""
-        question = self.query_one("#query-input", Input).value.strip()
-        resolved = self.resolved
-        if question and not self._unavailable and resolved is not None and self.session.is_indexed(resolved):
-            self._pending = question
-            self._start_search(question, resolved, submitted=False)
-
-    def action_focus_threshold(self) -> None:
-        self.query_one("#threshold-input", Input).focus()
-
-    def action_step_threshold(self, step: float) -> None:
-        """↑/↓ in the threshold field: the value in force (or 0 when there is none) moved by one step."""
-        now = self.session.threshold
-        self._set_threshold(round(min(1.0, max(-1.0, (now or 0.0) + step)), 4))
-
-    @on(Input.Submitted, "#threshold-input")
-    def _threshold_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        text = event.value.strip()
-        if not text:
-            self._set_threshold(None)  # back to the configuration's, else the embedder's own
-            return
-        try:
-            value = float(text)
-        except ValueError:
-            value = None
-        if value is None or not -1.0 <= value <= 1.0:
-            event.input.add_class("-invalid")
-            self.query_one("#threshold-source", Static).update(
-                Text(f"“{visible(text, oneline=True)}” is no cosine score: type a number from -1 to 1",
-                     style="bold red"))
-            return
-        self._set_threshold(value)
-
-    @on(Input.Changed, "#threshold-input")
-    def _threshold_typed(self, event: Input.Changed) -> None:
-        event.stop()  # applied on Enter: half-typed values ("0.") would re-mark the hits at every keystroke
-
-    @on(Input.Blurred, "#threshold-input")
-    def _threshold_left(self, event: Input.Blurred) -> None:
-        self._show_controls()  # a value typed and not entered goes: the field shows the one in force
-
-    def _set_threshold(self, value: float | None) -> None:
-        """A threshold set here (None: back to the default): it holds for the next questions, and the hits shown
-        are re-marked from their scores at once. An expected chunk's verdict is the core's: asked again."""
-        self.session.threshold_override = value
-        self._show_controls()
-        a = self._answer
-        if a is None or a.search_mode != "dense":
-            return
-        self._show_answer(a.with_threshold(self.session.threshold))
-        if a.verdict is not None:
-            self._ask_again()
 
     # --- asking ------------------------------------------------------------------------------------------------
 
@@ -517,9 +321,6 @@ class QueryPane(Vertical):
             return on_threshold
         return True
 
-    def _threshold_focused(self) -> bool:
-        return bool(self.query("#threshold-input")) and self.query_one("#threshold-input", Input).has_focus
-
     def _status(self, text: str | Text, error: bool = False) -> None:
         st = self.query_one("#query-status", Static)
         st.update(text if isinstance(text, Text) else Text(text, style="bold red" if error else ""))
@@ -560,7 +361,7 @@ class QueryPane(Vertical):
                      "leave this field or close the pane (the footer shows it).")
         self.refresh_bindings()
 
-    def on_query_pane_progress(self, msg: "QueryPane.Progress") -> None:
+    def on_query_pane_progress(self, msg: query_messages.Progress) -> None:
         if not self._indexing():
             return  # a late message from a stopped run
         self._index_progress = msg.progress
@@ -595,7 +396,7 @@ class QueryPane(Vertical):
         self.query_one("#index-status", Label).update(line)
         self.post_message(self.IndexingChanged(brief))
 
-    def on_query_pane_indexed(self, msg: "QueryPane.Indexed") -> None:
+    def on_query_pane_indexed(self, msg: query_messages.Indexed) -> None:
         self.query_one("#index-row").remove_class("-busy")
         self.post_message(self.IndexingChanged(None))
         self._index_cancel, self._index_progress, self._stopping = None, None, False
@@ -678,7 +479,7 @@ class QueryPane(Vertical):
         self._status(visible(install_hint(err) or f"{event.worker.name} failed: {err}", oneline=True), error=True)
         self.post_message(WorkerFailed(event.worker))
 
-    def on_query_pane_answered(self, msg: "QueryPane.Answered") -> None:
+    def on_query_pane_answered(self, msg: query_messages.Answered) -> None:
         # Only the answer to the latest search, for the text the box holds now, is shown.
         current = self.query_one("#query-input", Input).value.strip()
         if msg.search != self._search_seq or msg.answer.question != current:
@@ -697,53 +498,10 @@ class QueryPane(Vertical):
         self.refresh_bindings()  # "Results" (down) is offered once there are hits
         hits = self.query_one("#hits", OptionList)
         hits.clear_options()
-        where = ""
-        if a.filters.get("path"):
-            where = f" in {a.filters['path']}"
-        elif a.filters.get("chapter"):
-            where = f" in chapter {a.filters['chapter']}"
-        kept = sum(1 for h in a.hits if h.kept)
-        if a.search_mode != "dense":
-            judged = (f"{plural(len(a.hits), 'hit')}, {a.search_mode} search "
-                      f"({MODE_SCORES.get(a.search_mode, 'not cosines')}: no threshold)")
-        elif a.threshold is None:
-            judged = f"{plural(len(a.hits), 'hit')}, no threshold"
-        else:
-            judged = f"{kept} of {len(a.hits)} hits pass the threshold {a.threshold:g}"
-        self._status(Text.assemble(
-            (judged, "bold"), f"{visible(where, oneline=True)} · top {a.k} · {a.seconds * 1000:.0f} ms"))
+        self._status(answer_status(a))
         self._show_results_for()
-        # The star marks the chunk this answer's verdict judged, by its span: never its overlap neighbours, and
-        # never after the expectation changed (the verdict is the answer's own).
-        exp = a.verdict.expected if a.verdict else None
-        line_drawn = False
-        options: list[Option] = []
-        for i, h in enumerate(a.hits):
-            if not h.kept and not line_drawn and a.threshold is not None:
-                options.append(Option(Text(f"──── threshold {a.threshold:g} ──── below it: filtered out, not sent "
-                                           "to the model ────", style="bold #e5c07b"), disabled=True))
-                line_drawn = True
-            mine = exp is not None and exp.is_chunk(h.path, h.start, h.end)
-            options.append(Option(self._hit_text(h, mine), id=f"hit-{i}"))
-        if not line_drawn and a.threshold is not None and a.hits:
-            options.append(Option(Text(f"──── threshold {a.threshold:g} ──── every hit above passes ────",
-                                       style="dim #e5c07b"), disabled=True))
-        if not a.hits:
-            options.append(Option(Text("no hits", style="dim italic"), disabled=True))
-        hits.add_options(options)
+        hits.add_options(hit_options(a))
         self._show_verdict()
-
-    def _hit_text(self, h: Any, mine: bool) -> Text:
-        t = Text()
-        t.append("★ " if mine else "  ", style="bold #e5c07b")
-        t.append(f"{h.rank:>2} ", style="bold")
-        t.append(f"{h.score:.3f} ", style="#7ee787" if h.kept else "#ff8787")
-        t.append(visible(h.citation or " › ".join(h.heading_path), oneline=True), style="bold" if h.kept else "dim")
-        t.append(f"  {visible(h.path, oneline=True)}:{h.start_line}", style="#58a6ff")
-        if h.embed_tokens and h.tokens:
-            t.append(f"  {h.tokens} tok", style="dim")
-        t.append("\n     " + snippet(h.text, 140), style="dim" if h.kept else "dim italic")
-        return t
 
     def _show_results_for(self) -> None:
         """The line over the results: the question and the strategy that made them, and whether they still stand
@@ -809,37 +567,10 @@ class QueryPane(Vertical):
         if not self.query("#expect-status"):
             return
         box = self.query_one("#expect-status", Static)
-        exp = self.expected
-        dropped = self._dropped
-        box.set_class(exp is not None or dropped is not None, "-shown")
-        if exp is None:
-            if dropped is not None:
-                old, question = dropped
-                box.update(Text.assemble(
-                    ("expectation dropped: ", "bold #e5c07b"),
-                    (f"{visible(old.describe(), oneline=True)} was expected for “{visible(question, oneline=True)}”",
-                     ""),
-                    (" — select a chunk and press e to expect one for this question", "dim")))
-            return
-        a = self._answer
-        t = Text.assemble(("expected ", "bold"), (visible(exp.describe(), oneline=True), "#58a6ff"))
-        if self.resolved is not None and exp.strategy_label != self.resolved.label:
-            # Cut by another strategy: its span is judged as text; no hit of this strategy is that chunk.
-            t.append(f" (a chunk of {visible(exp.strategy_label, oneline=True)}; judged by its text)", style="dim")
-        if self._expect_question is not None:
-            t.append(f" for “{visible(self._expect_question, oneline=True)}”", style="")
-        if a is None or a.verdict is None or a.verdict.expected != exp:
-            t.append("  — ask a question (Enter) to see its rank", style="dim")
-        else:
-            v = a.verdict
-            if v.hit:
-                t.append(f"  ✔ found: rank {v.rank}, score {v.score:.3f}", style="bold #7ee787")
-            else:
-                # The core's words (reason, rank, score), as eval and probe print them.
-                t.append(f"  ✖ missed: {v.words}", style="bold #ff5f5f")
-                if v.detail and not v.detail.startswith("rank "):  # "rank N" is already said
-                    t.append(f" — {visible(v.detail, oneline=True)}", style="")
-        box.update(t)
+        box.set_class(self.expected is not None or self._dropped is not None, "-shown")
+        line = verdict_line(self.expected, self._dropped, self._answer, self.resolved, self._expect_question)
+        if line is not None:
+            box.update(line)
 
     @on(OptionList.OptionSelected, "#hits")
     def _hit_chosen(self, event: OptionList.OptionSelected) -> None:

@@ -19,7 +19,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from chunkscope.tui.layout import RowMap, SourceLayout
+from chunkscope.tui.layout import SourceLayout
+from chunkscope.tui.row_map import RowMap
 
 
 #: Columns kept after the longest line for the notes drawn there (lint findings, "not embedded").

@@ -37,6 +37,18 @@ def param_text(p: Param, value: Any) -> str:
     return str(value)
 
 
+class ParamGroup(Horizontal):
+    """One parameter's label, field and range, shown or hidden whole (`StrategyBar._show_more`)."""
+
+    class Placed(Message):
+        """The group was laid out (first placed, or resized): which parameters fit the row is known only now."""
+
+    def on_resize(self) -> None:
+        # Posted after the screen's layout, never before it: a callback after a refresh may run first (the refresh
+        # of another screen, when this one is being pushed), while the group has no place yet.
+        self.post_message(self.Placed())
+
+
 class StrategyBar(Widget):
     """Pick a strategy or preset; edit its parameters; every valid change is posted as `StrategyBar.Changed`.
 
@@ -143,7 +155,7 @@ class StrategyBar(Widget):
 
     def on_mount(self) -> None:
         params = self.query_one("#params", HorizontalScroll)
-        self.watch(params, "scroll_x", self._show_more, init=False)
+        self.watch(params, "scroll_x", lambda: self._show_more(), init=False)  # not the offset as `keep`
         self.call_after_refresh(self._mount_editor)
 
     def on_resize(self) -> None:
@@ -168,11 +180,13 @@ class StrategyBar(Widget):
         left = right = False
         for group in params.query_children(".param-group"):
             region = group.virtual_region
-            whole = left_edge <= region.x and region.right <= right_edge
-            if not whole and region.width > right_edge - left_edge and focused in group.walk_children():
+            # Not laid out yet: where it falls is unknown, so it stays hidden until it is placed (`ParamGroup.Placed`).
+            placed = region.width > 0
+            whole = placed and left_edge <= region.x and region.right <= right_edge
+            if placed and not whole and region.width > right_edge - left_edge and focused in group.walk_children():
                 whole = True  # wider than the whole row: the field being edited is shown all the same
-            left = left or (not whole and region.x < left_edge)
-            right = right or (not whole and region.x >= left_edge)
+            left = left or (placed and not whole and region.x < left_edge)
+            right = right or (placed and not whole and region.x >= left_edge)
             # The group's parts are moved, not the group: the group's place is what says whether it fits.
             offset = (0, 0) if whole else (0, HIDDEN_BELOW)
             for part in group.children:
@@ -294,8 +308,11 @@ class StrategyBar(Widget):
                 widgets.append(inp)
                 if p.min is not None or p.max is not None:
                     widgets.append(Label(p.range_text(), classes="param-range"))
-            # One group per parameter: the row shows or hides a parameter whole (`_show_more`).
-            groups.append(Horizontal(*widgets, classes="param-group", id=f"group-{p.name}"))
+            # One group per parameter: the row shows or hides a parameter whole (`_show_more`), hidden until the
+            # layout has placed it: the frame before that must not draw a parameter the row's edge cuts through.
+            for part in widgets:
+                part.styles.offset = (0, HIDDEN_BELOW)
+            groups.append(ParamGroup(*widgets, classes="param-group", id=f"group-{p.name}"))
         return groups
 
     def _status(self, text: str, error: bool = False) -> None:
@@ -431,6 +448,10 @@ class StrategyBar(Widget):
         self.set_reactive(StrategyBar.resolved, new)
         await self._build_params()
         self.post_message(self.Changed(self, new))
+
+    def on_param_group_placed(self, event: ParamGroup.Placed) -> None:
+        event.stop()
+        self._show_more()
 
     def on_descendant_focus(self, event) -> None:
         w = event.widget
