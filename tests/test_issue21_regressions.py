@@ -1,7 +1,8 @@
 """Issue 21's cases that no other test covered, through real parts (real subprocesses, a real pseudo-terminal, a
 real HTTP endpoint, real read-only and full file systems): the network and HOME guard on a fresh cache (case 9), the
 terminal-width tests in a 132x42 terminal and piped with odd settings (case 10), `lint` on a read-only cache and a
-query on a full disk (case 6), progress while an endpoint does not answer (case 8).
+query on a full disk (case 6), progress while an endpoint does not answer, a server that does not speak HTTP and a
+damaged store's one-line notice (case 8).
 
 The cases that still fail on the tree as it stands are strict xfails naming what goes wrong: they turn into
 failures (and must lose their mark) the day the product is fixed.

@@ -3,28 +3,26 @@ as its own (``QueryPane.Answered``), so they read as the pane's wherever they ar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.message import Message
+from textual.widget import Widget
 
 from chunkscope.config.reader import ResolvedStrategy
 from chunkscope.progress import Progress as WorkProgress
 from chunkscope.tui.headless.search import Answer, Expected
 
-if TYPE_CHECKING:
-    from chunkscope.tui.widgets.query_pane import QueryPane
-
 
 class JumpTo(Message, namespace="query_pane"):
     """Show a hit's chunk in the source."""
 
-    def __init__(self, pane: "QueryPane", hit: Any) -> None:
+    def __init__(self, pane: Widget, hit: Any) -> None:
         super().__init__()
         self.pane = pane
         self.hit = hit
 
     @property
-    def control(self) -> "QueryPane":
+    def control(self) -> Widget:
         return self.pane
 
 class Indexed(Message, namespace="query_pane"):

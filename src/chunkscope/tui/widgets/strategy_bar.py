@@ -155,7 +155,8 @@ class StrategyBar(Widget):
 
     def on_mount(self) -> None:
         params = self.query_one("#params", HorizontalScroll)
-        self.watch(params, "scroll_x", lambda: self._show_more(), init=False)  # not the offset as `keep`
+        # No argument: Textual passes a one-argument watcher the new scroll_x, which is no `keep`.
+        self.watch(params, "scroll_x", lambda: self._show_more(), init=False)
         self.call_after_refresh(self._mount_editor)
 
     def on_resize(self) -> None:
