@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import threading
 import time
 from collections.abc import Sequence
@@ -32,10 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from chunkscope.embedding.backends.http_retry import RETRY_STATUSES, RetryPolicy, post_with_retries, server_message
 from chunkscope.embedding.encoders import DEFAULT_TIMEOUT, EmbedError, Encoder, EncoderOptions, Truncator
 from chunkscope.embedding.spec import DEFAULT_API_KEY_ENV, EmbedderSpec, EmbedderSpecError
 from chunkscope.progress import waiting_on
-from chunkscope.safe_text import redact_url, redact_urls
+from chunkscope.safe_text import redact_url
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,7 +50,6 @@ OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "
 #: text-embedding-3-small. Another server's model has none unless the user sets one.
 OPENAI_THRESHOLDS = {"text-embedding-3-small": 0.7}
 #: Statuses worth asking again: rate limits and server trouble.
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
@@ -212,52 +211,19 @@ class OpenAIEncoder:
             return self._post_retrying(texts)
 
     def _post_retrying(self, texts: list[str]) -> list[list[float]]:
-        import httpx
-
         self.load()
-        body = {"model": self.spec.model, "input": texts}
-        attempt = 0
-        while True:
-            headers = self._headers()
-            try:
-                reply = self._client.post(self.url, json=body, headers=headers)
-            except httpx.ConnectError as exc:
-                raise EmbedError(f"{self.where()}: cannot connect ({_reason(exc)}); is the server running?") from None
-            except httpx.TimeoutException:
-                if attempt >= self.max_retries:
-                    raise EmbedError(f"{self.where()}: no reply within {self.timeout:g}s "
-                                     f"({attempt + 1} attempts; [embedder] timeout sets the wait)") from None
-                attempt += 1
-                self._wait(attempt, None)
-                continue
-            except httpx.HTTPError as exc:
-                raise EmbedError(f"{self.where()}: request failed ({_reason(exc)})") from None
-            finally:
-                del headers  # the key lives no longer than the request
-            status = reply.status_code
-            if status == 200:
-                return self._vectors(reply, len(texts))
-            if status in RETRY_STATUSES and attempt < self.max_retries:
-                attempt += 1
-                self.retries += 1
-                self._wait(attempt, reply.headers.get("retry-after"))
-                continue
-            raise EmbedError(self._refusal(status, reply))
+        reply = post_with_retries(
+            self._client, self.url, {"model": self.spec.model, "input": texts}, headers=self._headers,
+            where=self.where(), timeout=self.timeout, timeout_setting="[embedder] timeout",
+            retries=RetryPolicy(self.max_retries, self.backoff, max_delay=60.0), error=EmbedError,
+            refusal=self._refusal, on_retry=self._count_retry)
+        return self._vectors(reply, len(texts))
 
-    def _wait(self, attempt: int, retry_after: str | None) -> None:
-        delay = None
-        if retry_after:
-            try:
-                delay = float(retry_after)
-            except ValueError:
-                delay = None
-        if delay is None:
-            # Exponential backoff with jitter, so parallel clients do not retry in step.
-            delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
-        time.sleep(min(delay, 60.0))
+    def _count_retry(self) -> None:
+        self.retries += 1
 
-    def _refusal(self, status: int, reply: Any) -> str:
-        detail = _server_message(reply)
+    def _refusal(self, status: int, reply: Any, attempts: int) -> str:
+        detail = server_message(reply)
         if status in (401, 403) and self.spec.key_refusal:
             return f"{self.where()}: the endpoint wants an API key (HTTP {status}), but {self.spec.key_refusal}"
         if status in (401, 403):
@@ -309,32 +275,3 @@ class OpenAIEncoder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
             return out / np.where((norms == 0) | ~np.isfinite(norms), 1.0, norms)
-
-
-def _reason(exc: BaseException) -> str:
-    text = redact_urls(str(exc).strip())  # httpx names the URL it tried, credentials and all
-    return text.splitlines()[0][:160] if text else type(exc).__name__
-
-
-def _server_message(reply: Any) -> str:
-    """The server's own one-line reason (OpenAI: ``{"error": {"message": …}}``), cut short, never the key."""
-    try:
-        body = reply.json()
-    except ValueError:
-        body = None
-    msg = ""
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict):
-            msg = str(err.get("message") or "")
-        elif isinstance(err, str):
-            msg = err
-        elif isinstance(body.get("detail"), str):
-            msg = body["detail"]
-    if not msg:
-        msg = (reply.text or "").strip()
-    msg = " ".join(msg.split())
-    # OpenAI quotes a partial key in its 401 text ("Incorrect API key provided: sk-ab***cd"): keep none of it.
-    if "key" in msg.lower() and "sk-" in msg:
-        msg = msg.split("sk-")[0].rstrip(": ") + " (key elided)"
-    return msg[:200]

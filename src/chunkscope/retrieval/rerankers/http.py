@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from chunkscope.embedding.backends.openai import RETRY_STATUSES, _reason, _server_message
+from chunkscope.embedding.backends.http_retry import RETRY_STATUSES, RetryPolicy, post_with_retries, server_message
 from chunkscope.retrieval.rerankers.base import Reranker, RerankError, RerankSpec
 from chunkscope.safe_text import redact_url
 
@@ -64,44 +62,16 @@ class HttpReranker(Reranker):
             if self._client is None:
                 t = self.spec.timeout
                 self._client = httpx.Client(timeout=httpx.Timeout(t, connect=min(10.0, t)))
-        attempt = 0
-        while True:
-            headers = self._headers()
-            try:
-                reply = self._client.post(self.url, json=body, headers=headers)
-            except httpx.ConnectError as exc:
-                raise RerankError(f"{self.where()}: cannot connect ({_reason(exc)}); is the server running?") from None
-            except httpx.TimeoutException:
-                if attempt >= self.max_retries:
-                    raise RerankError(f"{self.where()}: no reply within {self.spec.timeout:g}s ({attempt + 1} "
-                                      "attempts; [rerank] timeout sets the wait)") from None
-                attempt += 1
-                self._wait(attempt, None)
-                continue
-            except httpx.HTTPError as exc:
-                raise RerankError(f"{self.where()}: request failed ({_reason(exc)})") from None
-            finally:
-                del headers  # the key lives no longer than the request
-            if reply.status_code == 200:
-                return reply
-            if reply.status_code in RETRY_STATUSES and attempt < self.max_retries:
-                attempt += 1
-                self.retries += 1
-                self._wait(attempt, reply.headers.get("retry-after"))
-                continue
-            raise RerankError(self._refusal(reply.status_code, reply, attempt))
+        return post_with_retries(
+            self._client, self.url, body, headers=self._headers, where=self.where(), timeout=self.spec.timeout,
+            timeout_setting="[rerank] timeout", retries=RetryPolicy(self.max_retries, self.backoff, max_delay=30.0),
+            error=RerankError, refusal=self._refusal, on_retry=self._count_retry)
 
-    def _wait(self, attempt: int, retry_after: str | None) -> None:
-        try:
-            delay = float(retry_after) if retry_after else None
-        except ValueError:
-            delay = None
-        if delay is None:  # exponential backoff with jitter, so parallel clients do not retry in step
-            delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
-        time.sleep(min(delay, 30.0))
+    def _count_retry(self) -> None:
+        self.retries += 1
 
     def _refusal(self, status: int, reply: Any, attempts: int) -> str:
-        detail = _server_message(reply)
+        detail = server_message(reply)
         said = f": {detail}" if detail else ""
         if status in (401, 403) and self.spec.key_refusal:
             return f"{self.where()}: the endpoint wants an API key (HTTP {status}), but {self.spec.key_refusal}"
