@@ -99,3 +99,23 @@ def window_tree(tmp_path: Path):
 def anyio_backend() -> str:
     """The Pilot tests run on asyncio (Textual's loop)."""
     return "asyncio"
+
+
+@pytest.fixture()
+def read_only_dir(tmp_path: Path):
+    """A folder nothing can be written in: a read-only tmpfs for root (who ignores permissions), else mode 0555."""
+    import subprocess
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot make a read-only folder here")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+

@@ -292,21 +292,6 @@ def _mount_tmpfs(folder: Path, options: str) -> bool:
 
 
 @pytest.fixture()
-def read_only_dir(tmp_path):
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-        return
-    if not _mount_tmpfs(folder, "ro,size=64k"):
-        pytest.skip("cannot make a read-only folder here")
-    yield folder
-    subprocess.run(["umount", str(folder)], check=False)
-
-
-@pytest.fixture()
 def full_dir(tmp_path):
     folder = tmp_path / "full"
     folder.mkdir()

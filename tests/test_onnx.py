@@ -413,23 +413,6 @@ def test_telemetry_is_switched_off_before_the_first_session(model_dir, export, m
     assert calls == ["telemetry off", "session", "session"]
 
 
-@pytest.fixture()
-def read_only_dir(tmp_path):
-    """A folder nothing can be written in (a read-only mount for root, who ignores permissions)."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-        return
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot make a read-only folder here")
-    yield folder
-    subprocess.run(["umount", str(folder)], check=False)
-
-
 def test_an_export_into_a_read_only_cache_names_the_cache_folder(model_dir, read_only_dir):
     from chunkscope.embedding.backends.onnx_export import ensure_onnx
 
