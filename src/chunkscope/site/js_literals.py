@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-#: Escapes of a JavaScript string literal other than \\uXXXX / \\xXX.
+#: Escapes of a JavaScript string literal other than the hex ones (\\u and \\x followed by hex digits).
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _UNICODE_ESCAPE = re.compile(r"\\(?:u\{([0-9a-fA-F]+)\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(.))", re.S)
 

@@ -8,6 +8,7 @@ order, unscored. Each result is a `RerankedHit`, keeping the search's rank and s
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -81,7 +82,7 @@ def _reranked(hit: Hit, rank: int, score: float | None) -> RerankedHit:
     return RerankedHit(**values, search_rank=hit.rank, search_score=hit.score, rerank_score=score)
 
 
-class Reranker:
+class Reranker(ABC):
     """A reranker: `scores` of documents for a query (higher is better); `rerank` orders a search's hits.
 
     Subclasses implement `_score` (one call for a query's candidates) and may hold a model or a connection
@@ -97,8 +98,9 @@ class Reranker:
         """The reranker for messages: the model, and the endpoint's URL for one (never a key)."""
         return self.spec.model
 
+    @abstractmethod
     def _score(self, query: str, documents: Sequence[str]) -> list[float]:
-        raise NotImplementedError
+        """One score per document (not yet checked), from one call of the backend."""
 
     def scores(self, query: str, documents: Sequence[str]) -> list[float]:
         """One finite score per document, in their order.
