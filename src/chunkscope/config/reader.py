@@ -503,6 +503,14 @@ def preset_named(cfg: Config, name: str) -> dict[str, Any] | None:
     return None
 
 
+def choosable_presets(cfg: Config) -> dict[str, dict[str, Any]]:
+    """Every preset a user can pick by name: the file's own, then the built-in ``default`` unless a file redefined
+    it (a picker or a palette lists these)."""
+    out = dict(cfg.presets)
+    out.setdefault(DEFAULT_PRESET, fitted_preset(cfg.embedder_spec().max_tokens))
+    return out
+
+
 def fitted_preset(embedder_tokens: int) -> dict[str, Any]:
     """The built-in ``default`` preset: seed 004's `recursive` splitter with chunks the embedder reads whole.
 

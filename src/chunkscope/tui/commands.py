@@ -9,6 +9,7 @@ from typing import Callable, Protocol, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from chunkscope.chunking.registry import strategy_names
+from chunkscope.config.reader import choosable_presets
 from chunkscope.safe_text import visible
 
 
@@ -34,7 +35,7 @@ class ChunkscopeCommands(Provider):
             return []
         out: list[tuple[str, Callable[[], object], str]] = []
         names = strategy_names()
-        presets = list(explorer.config.presets)
+        presets = list(choosable_presets(explorer.config))
         for name in names + presets:
             out.append((f"strategy: {name}", partial(app.choose_strategy, name), f"re-cut the tree with {name}"))
         for name in names + presets:

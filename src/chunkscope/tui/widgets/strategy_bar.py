@@ -18,7 +18,7 @@ from textual.widgets import Input, Label, Select
 from chunkscope.chunking.params import ConstraintError, Param, ParamError
 from chunkscope.chunking.registry import UnknownStrategy, strategy_class, strategy_names
 from chunkscope.chunking.strategy import Strategy
-from chunkscope.config.reader import DEFAULT_PRESET, Config, ResolvedStrategy, preset_named
+from chunkscope.config.reader import Config, ResolvedStrategy, choosable_presets, preset_named
 from chunkscope.tui.debounce import Debouncer
 from chunkscope.tui.headless.session import resolve
 from chunkscope.tui.widgets.ordered_input import OrderedInput
@@ -124,9 +124,7 @@ class StrategyBar(Widget):
         # Asked when the picker is mounted, after the first frame: listing the strategies other packages
         # register reads every installed package's metadata (~20 ms, bench/bench_tui.py's first paint).
         opts: list[tuple[Text | str, str]] = [(name, name) for name in strategy_names()]
-        presets = dict(self.config.presets)
-        presets.setdefault(DEFAULT_PRESET, preset_named(self.config, DEFAULT_PRESET) or {})  # the built-in one
-        for name, preset in presets.items():
+        for name, preset in choosable_presets(self.config).items():
             opts.append((Text.assemble(name, (f" ({preset['strategy']})", "dim")), name))
         return opts
 
