@@ -1,24 +1,30 @@
 """A question never re-does the tree: fresh-process ``query`` and ``index`` on many copies of the Rust book.
 
-    python bench/bench_query.py [--copies 7,28] [--corpus PATH] [--cache DIR] [--runs 3] [--out FILE]
+    python bench/bench_query.py [--copies 7,28] [--corpus PATH] [--cache DIR] [--runs 3] [--strategy NAME]
+                                [--index-only] [--out FILE]
 
 Each tree is the Rust book copied under N folder names (``copy-00/`` …) into a temporary folder, never into the
 repository; the copies' chunks have the same texts, so they share cached vectors and the store's and the tree's own
 costs show. ``--cache`` (default ``CHUNKSCOPE_CACHE``, else chunkscope's cache) should already hold the book's
 vectors (``chunkscope index`` of one copy embeds them once: minutes on a small CPU); the trees' workspaces are
 removed at the end. Every figure is one fresh ``chunkscope`` process (its wall time, and its CPU time: user + system
-of the child, the fairer figure on a loaded machine), against T1 = a fresh ``chunkscope chunk`` of one copy:
+of the child, the fairer figure on a loaded machine), against T1 = a fresh ``chunkscope chunk`` of one copy. Every
+command is given the same strategy (``--strategy``, default ``recursive``: 715 chunks a copy, 20,020 at 28 copies, the
+issue's T1; the built-in ``default`` preset cuts about three times as many):
 
 * ``index``, vectors cached (the first pass: every file chunked, points written, the manifest made);
 * ``query --search hybrid`` on the indexed, unchanged tree (the manifest vouches: no file read or chunked);
 * the same query with the manifest removed first (the tree loaded, chunked and compared: the path of a question
   before the manifest);
 * re-``index`` with one file changed (only that file read, chunked and written).
+
+``--index-only`` measures the first ``index`` alone (the step to profile while working on indexing).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -42,14 +48,18 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one fresh ``chunkscope`` process; its output is dropped, a failure raised."""
+def run(args: list[str], env: dict[str, str], out: "list[str] | None" = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one fresh ``chunkscope`` process; its output is dropped (appended to ``out``
+    when given), a failure raised."""
     cpu0, t0 = _children_cpu(), time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "chunkscope", *args], env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run([sys.executable, "-m", "chunkscope", *args], env=env,
+                          stdout=subprocess.DEVNULL if out is None else subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
     wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     if proc.returncode not in (0, 1):
         raise SystemExit(f"chunkscope {' '.join(args[:2])} failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
+    if out is not None:
+        out.append(proc.stdout)
     return wall, cpu
 
 
@@ -84,6 +94,8 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--cache", type=Path, default=None, help="chunkscope's cache (holding the book's vectors)")
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per query figure (median)")
+    ap.add_argument("--strategy", default="recursive", help="the strategy or preset every command uses")
+    ap.add_argument("--index-only", action="store_true", help="measure the first `index` alone")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     a = ap.parse_args()
     if not a.corpus.is_dir():
@@ -97,32 +109,41 @@ def main() -> None:
 
     emit(f"# bench_query: load {load()}, {os.cpu_count()} CPUs, cache {env.get('CHUNKSCOPE_CACHE', 'default')}")
     with tempfile.TemporaryDirectory(prefix="chunkscope-bench-query-") as tmp:
-        one = build_tree(a.corpus, Path(tmp), 1) / "copy-00"
-        t1_wall, t1_cpu = best(["chunk", str(one)], env, a.runs)
-        emit(f"T1 = chunk of one copy: {t1_wall:.2f} s wall, {t1_cpu:.2f} s CPU")
+        one = build_tree(a.corpus, Path(tmp) / "t1", 1) / "copy-00"  # apart from the trees measured below
+        strategy = ["-s", a.strategy]
+        t1_wall, t1_cpu = best(["chunk", *strategy, str(one)], env, a.runs)
+        emit(f"T1 = chunk -s {a.strategy} of one copy: {t1_wall:.2f} s wall, {t1_cpu:.2f} s CPU")
         rows: list[list[object]] = []
         for copies in [int(c) for c in a.copies.split(",") if c.strip()]:
             tree = build_tree(a.corpus, Path(tmp), copies)
             try:
-                figures = measure(tree, env, a.runs, workspace_dir(tree) / MANIFEST_DIR)
+                chunks, figures = measure(tree, env, a.runs, workspace_dir(tree) / MANIFEST_DIR, strategy,
+                                          a.index_only)
             finally:
                 shutil.rmtree(workspace_dir(tree), ignore_errors=True)
                 shutil.rmtree(tree, ignore_errors=True)
             for what, (wall, cpu) in figures:
-                rows.append([f"{copies} copies ({copies * 715:,} chunks)", what, f"{wall:.2f}", f"{wall / t1_wall:.2f}",
+                rows.append([f"{copies} copies ({chunks:,} chunks)", what, f"{wall:.2f}", f"{wall / t1_wall:.2f}",
                              f"{cpu:.2f}", f"{cpu / t1_cpu:.2f}"])
             emit(table(["tree", "step", "wall s", "wall ÷ T1", "CPU s", "CPU ÷ T1"], rows[-len(figures):]))
     emit("")
-    emit(f"T1 = fresh `chunkscope chunk` of one copy: {t1_wall:.2f} s wall, {t1_cpu:.2f} s CPU; load {load()}")
+    emit(f"T1 = fresh `chunkscope chunk -s {a.strategy}` of one copy: {t1_wall:.2f} s wall, {t1_cpu:.2f} s CPU; "
+         f"load {load()}")
     emit(table(["tree", "step", "wall s", "wall ÷ T1", "CPU s", "CPU ÷ T1"], rows))
     if a.out is not None:
         _setup.write_report(a.out)
 
 
-def measure(tree: Path, env: dict[str, str], runs: int, manifests: Path) -> list[tuple[str, tuple[float, float]]]:
+def measure(tree: Path, env: dict[str, str], runs: int, manifests: Path, strategy: list[str],
+            index_only: bool = False) -> tuple[int, list[tuple[str, tuple[float, float]]]]:
+    """(the tree's chunk count, each step's wall and CPU seconds)."""
     out: list[tuple[str, tuple[float, float]]] = []
-    out.append(("`index`, vectors cached (first pass)", run(["index", str(tree)], env)))
-    query = ["query", str(tree), QUESTION, "--search", "hybrid"]
+    report: list[str] = []
+    out.append(("`index`, vectors cached (first pass)", run(["index", *strategy, "--json", str(tree)], env, report)))
+    chunks = int(json.loads(report[0])["chunks"])
+    if index_only:
+        return chunks, out
+    query = ["query", *strategy, str(tree), QUESTION, "--search", "hybrid"]
     run(query, env)  # the first question after indexing: nothing left to do, but the OS cache warms alike for all
     out.append(("`query --search hybrid`, unchanged tree", best(query, env, runs)))
     out.append(("`query --search hybrid`, manifest removed (the path before it)",
@@ -130,9 +151,9 @@ def measure(tree: Path, env: dict[str, str], runs: int, manifests: Path) -> list
     edited = tree / "copy-00" / EDITED
     with edited.open("a", encoding="utf-8") as fh:
         fh.write("\nOne more sentence about borrowing, written after the tree was indexed.\n")
-    out.append(("re-`index`, one file changed", run(["index", str(tree)], env)))
+    out.append(("re-`index`, one file changed", run(["index", *strategy, str(tree)], env)))
     out.append(("`query --search hybrid` after that", best(query, env, runs)))
-    return out
+    return chunks, out
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ DYNAMIC_IMPORTERS = {
     "chunkscope",  # the lazy public API (_EXPORTS)
     "chunkscope.chunking.registry",  # built-in strategies by "module:Class", and entry-point plugins
     "chunkscope.chunking.strategies.custom",  # the user's own `custom` callable
-    "chunkscope.cli",  # the command table
+    "chunkscope.cli.commands",  # the command table: a command's module is imported when that command runs
 }
 #: Cycles that only type annotations close (``if TYPE_CHECKING:`` imports): accepted, by name, each with the
 #: packages its modules may come from. None runs at import time; a cycle of modules outside these is refused.

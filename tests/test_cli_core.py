@@ -123,7 +123,8 @@ def test_every_command_is_one_module_named_after_it_and_registered_from_the_tabl
 
     modules = {m.name for m in pkgutil.iter_modules(commands.__path__)}
     sub = next(a for a in build_parser()._actions if a.choices and "chunk" in a.choices)  # noqa: SLF001
-    assert set(sub.choices) == modules == {m.__name__.rsplit(".", 1)[1] for m in commands.COMMANDS}
+    assert set(sub.choices) == modules == {m.__name__.rsplit(".", 1)[1] for m in commands.all_commands()}
+    assert modules == set(commands.COMMAND_NAMES)
 
 
 def test_no_command_module_imports_another_command():

@@ -153,8 +153,9 @@ def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_
     tree = load_docs(topic_docs)
     with Store(topic_docs) as store:
         def retriever(model: str | None, **params: Any) -> Retriever:
-            return Retriever(tree, resolve_strategy(config, None, params or None).strategy,
-                             embedder_for(config, model), store, tree_settings=tree_settings(config))
+            resolved = resolve_strategy(config, None, params or None)
+            return Retriever(tree, resolved.strategy, embedder_for(config, model), store,
+                             citation_template=resolved.citation_template, tree_settings=tree_settings(config))
 
         default = retriever(None)
         other_params = retriever(None, chunk_size=123)

@@ -231,3 +231,17 @@ def test_equal_cosines_are_ordered_by_position_and_the_pass_spans_blocks(monkeyp
         assert [nb.point for nb in found.nearest[i]] == [j for j in copies if j != i][:3]
         assert all(nb.score == pytest.approx(1.0) for nb in found.nearest[i])
     assert [len(row) for row in found.nearest] == [3] * 8
+
+
+def test_more_copies_than_the_margin_are_still_taken_in_point_order() -> None:
+    """28 copies of each page (a versioned site) tie far beyond the margin the pass keeps: each point's
+    neighbours are still its first copies in point order, not those the partition happened to keep."""
+    pages = np.random.default_rng(7).standard_normal((20, DIM)).astype(np.float32)
+    vectors = np.concatenate([pages] * 28)  # point i is a copy of page i % 20
+    n = len(vectors)
+    found = neighbours.search_neighbourhoods(_points(n), vectors, k=neighbours.DEFAULT_K)
+    for i, row in enumerate(found.nearest):
+        copies = [j for j in range(i % 20, n, 20) if j != i][:neighbours.DEFAULT_K]
+        assert [nb.point for nb in row] == copies
+    # Copies 0-10 of each page are somebody's nearest; the later 17 copies of every page are orphans.
+    assert found.orphans() == [i for i in range(n) if i // 20 >= 11]

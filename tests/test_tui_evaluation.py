@@ -119,7 +119,7 @@ class FakeProbe:
         self.misses = misses
 
     def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None,
-                 search_mode="dense"):
+                 search_mode="dense", parent=None):
         from chunkscope.evaluation.evaluate import EvalResult
         from chunkscope.evaluation.verdicts import QueryResult, RankedChunk
         from chunkscope.evaluation.probe import ProbeOutcome, ProbeResult

@@ -83,6 +83,9 @@ class SlowRetriever:
         self.chunk_gate.pass_()
         return self._chunks
 
+    def in_step(self) -> None:
+        return None  # no manifest vouches for the tree: it is chunked and indexed
+
     def ensure_indexed(self, on_progress, cancel, *, label: str = "") -> IndexReport:
         self.cancel = cancel
         started = Progress(Phase.INDEX, 0, 100, unit="points", label=label, started=time.monotonic() - 4.0)
@@ -154,7 +157,7 @@ class SlowProbe:
         self.strategies: list[str] = []
 
     def __call__(self, tree, strategies, *, k, probe_set, embedder, store, on_progress, cancel, site_url=None,
-                 search_mode="dense"):
+                 search_mode="dense", parent=None):
         self.cancel = cancel
         self.strategies = [label for label, _ in strategies]
         n = len(probe_set.sections)

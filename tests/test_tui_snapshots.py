@@ -69,7 +69,9 @@ def test_compare_view(snap_compare):
     async def run_before(pilot):
         await settle(pilot, chunk=None)
         pilot.app.explorer.action_compare("fixed")
-        await until(pilot, lambda: isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.diff is not None)
+        # Both sides cut and the tree's totals counted (their workers finish in either order).
+        await until(pilot, lambda: isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.diff is not None
+                    and all(pilot.app.screen.totals.values()))
         pilot.app.screen.query_one("#side-a").focus()
         await pilot.pause()
 

@@ -30,7 +30,7 @@ from chunkscope.config.presets import toml_value
 from chunkscope.evaluation.probe import ProbeSet, even_sample, probe, probe_query, probe_sections
 from chunkscope.evaluation.sweep import grid_points, parse_metric, sweep
 
-from .tuning_helpers import BagOfWords, BowEmbedder, write_docs
+from .tuning_helpers import VERDICT_CONFIG, VERDICT_DOCS, BagOfWords, BowEmbedder, write_docs
 
 
 SENSORS = """# Sensors
@@ -384,7 +384,7 @@ def test_parse_grid_and_points():
     (["chunk_size=256,"], "--grid 'chunk_size=256,': empty value (expected chunk_size=VALUE,VALUE,...)"),
     (["chunk_sise=256"], "--grid 'chunk_sise=256': recursive has no parameter 'chunk_sise' "
                          "(parameters: chunk_size, chunk_overlap, encoding, separators, include_front_matter, "
-                         "embed_prefix; and the pipeline's search, embedder)"),
+                         "embed_prefix; and the pipeline's search, embedder, parent)"),
     (["chunk_size=256", "chunk_size=512"], "--grid 'chunk_size=512': chunk_size is given twice; list all its values in one --grid"),
     (["chunk_size=big"], "--grid 'chunk_size=big': recursive: chunk_size must be an integer, got 'big'"),
     (["chunk_size=0"], "--grid 'chunk_size=0': recursive: chunk_size must be in 1..100000, got 0"),
@@ -556,31 +556,6 @@ def test_compare_counts_every_lint_finding_duplicates_included(tmp_path, capsys)
 
 
 # --- one verdict everywhere: the CLI's probe, the app's probe and the app's expectation --------------------------
-
-FILLER = " ".join(f"filler{i} words" for i in range(300))  # well past the model's 256 word pieces
-VERDICT_DOCS = {
-    # "Deep sea" is a level-3 heading inside "## Long": a level-2 section chunk holds its body past the cut.
-    "guide.md": (f"# Guide\n\n## Long\n\n{FILLER}\n\n### Deep sea\n\nAnglerfish lure prey with light.\n\n"
-                 f"## Radar\n\nRadio echoes reveal velocity via doppler shift.\n"),
-    # The questions' own words alone: the first answer for each, so the sections themselves are misses at k=1.
-    # (Hashed words: 600 filler words would outgrow `BowEmbedder`'s shared vocabulary.)
-    "decoy-deep.md": "deep sea\n",
-    "decoy-radar.md": "radar\n",
-}
-VERDICT_CONFIG = """[query]
-k = 1
-
-[presets.long]
-strategy = "section"
-level = 2
-overlap_tokens = 0
-
-[presets.cut]
-strategy = "recursive"
-chunk_size = 8
-chunk_overlap = 0
-"""
-
 
 def test_the_app_and_the_cli_give_one_verdict_on_a_truncated_and_a_heading_cut_miss(monkeypatch, tmp_path, capsys):
     from chunkscope.cli import main, retrieval_setup

@@ -1,6 +1,7 @@
 """Set-up shared by the tuning tests (``test_tuning``: probe and sweep; ``test_tune``: the tune search): the
-bag-of-words embedders, the docs writer and the three-section window corpus (its fixture, ``window_tree``, and
-``store`` are in conftest.py).
+bag-of-words embedders, the docs writer, the three-section window corpus (its fixture, ``window_tree``, and
+``store`` are in conftest.py) and the one-verdict tree (a truncated and a heading-cut miss; also used by the app's
+Pilot test, ``test_verdict_pilot``).
 """
 
 from __future__ import annotations
@@ -82,3 +83,30 @@ WINDOW_DOCS = {
     "decoy-radar.md": "radar sierra tango uniform victor whiskey xray yankee zulu omega\n",
 }
 
+
+# One verdict everywhere (test_tuning with the bag of words, test_verdict_pilot with MiniLM): under `long` the
+# "Deep sea" body lies past the model's cut of its section chunk (truncated); under `cut` every heading is a chunk
+# of its own (heading cut off). At k = 1 each decoy page outranks the section its words name.
+FILLER = " ".join(f"filler{i} words" for i in range(300))  # well past the model's 256 word pieces
+VERDICT_DOCS = {
+    # "Deep sea" is a level-3 heading inside "## Long": a level-2 section chunk holds its body past the cut.
+    "guide.md": (f"# Guide\n\n## Long\n\n{FILLER}\n\n### Deep sea\n\nAnglerfish lure prey with light.\n\n"
+                 f"## Radar\n\nRadio echoes reveal velocity via doppler shift.\n"),
+    # The questions' own words alone: the first answer for each, so the sections themselves are misses at k=1.
+    # (Hashed words: 600 filler words would outgrow `BowEmbedder`'s shared vocabulary.)
+    "decoy-deep.md": "deep sea\n",
+    "decoy-radar.md": "radar\n",
+}
+VERDICT_CONFIG = """[query]
+k = 1
+
+[presets.long]
+strategy = "section"
+level = 2
+overlap_tokens = 0
+
+[presets.cut]
+strategy = "recursive"
+chunk_size = 8
+chunk_overlap = 0
+"""

@@ -1,7 +1,8 @@
 """The ``embed_prefix`` template language: text put before a chunk's text for embedding only.
 
 Every strategy takes ``embed_prefix`` (`EMBED_PREFIX`, declared once here); `EmbedPrefix` parses its value and
-fills it from each chunk's fields. `FieldFormatter` is shared with citation templates.
+fills it from each chunk's fields. `FieldFormatter` is shared with citation templates. ``llm`` (`LLM_PREFIX`) is
+not a template: each chunk's prefix is a sentence a chat model wrote about it, read from a `ChunkContexts` provider.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from chunkscope.chunking.params import Param, ParamError
 
 if TYPE_CHECKING:
+    from chunkscope.chunking.contexts import ChunkContexts
     from chunkscope.chunking.model import Chunk
     from chunkscope.document.loader import Document
 
@@ -24,6 +26,10 @@ NAMED_PREFIXES: dict[str, str] = {
     "heading": "{heading_path}\n\n",
     "breadcrumb": "{breadcrumb}\n\n",
 }
+
+#: The ``embed_prefix`` value asking for contextual retrieval: a chat model's sentence situating the chunk in its
+#: page (`chunkscope.llm.contextual`), then a blank line.
+LLM_PREFIX = "llm"
 
 
 #: Fields every chunk has for an ``embed_prefix`` template (the strategy's metadata adds its own and wins on a
@@ -38,7 +44,8 @@ PREFIX_FIELDS: tuple[str, ...] = (
 EMBED_PREFIX = Param(
     "embed_prefix", str, "none",
     "text put before each chunk's text for embedding only (the chunk stays an exact slice): none, title, heading "
-    "(the heading trail), breadcrumb (title › trail), or a template over the chunk's fields such as "
+    "(the heading trail), breadcrumb (title › trail), llm (a sentence a chat model wrote situating the chunk in "
+    "its page: [llm] model, then chunkscope contexts DOCS), or a template over the chunk's fields such as "
     "'{title} › {heading_path}\\n\\n' (\\n is a line break)",
 )
 
@@ -88,6 +95,8 @@ class EmbedPrefix:
 
     template: str
     fields: frozenset[str]
+    #: ``llm``: the prefix is the chunk's generated context (`ChunkContexts`), not the template.
+    contextual: bool = False
 
     @classmethod
     def parse(cls, value: str, known: Sequence[str], strategy: str = "") -> "EmbedPrefix | None":
@@ -98,6 +107,8 @@ class EmbedPrefix:
         """
         where = f"{strategy}: " if strategy else ""
         key = value.strip()
+        if key == LLM_PREFIX:
+            return cls("", frozenset(), contextual=True)
         template = NAMED_PREFIXES.get(key, value).replace("\\n", "\n") if key else ""
         if not template.strip():
             return None
@@ -116,8 +127,15 @@ class EmbedPrefix:
             fields.add(base)
         return cls(template, frozenset(fields))
 
-    def apply(self, chunks: Sequence["Chunk"], doc: "Document") -> None:
-        """Put the prefix before each chunk's embed text (``embed_tokens`` is counted later, prefix included)."""
+    def apply(self, chunks: Sequence["Chunk"], doc: "Document", contexts: "ChunkContexts | None" = None) -> None:
+        """Put the prefix before each chunk's embed text (``embed_tokens`` is counted later, prefix included).
+
+        Raises:
+            ParamError: the prefix is ``llm`` and no `ChunkContexts` provider was given.
+        """
+        if self.contextual:
+            _apply_contexts(chunks, doc, contexts)
+            return
         page = _document_fields(doc) if self.fields & _DOCUMENT_FIELDS else {}
         fmt = FieldFormatter()
         for c in chunks:
@@ -125,6 +143,17 @@ class EmbedPrefix:
             prefix = fmt.vformat(self.template, (), values)
             if prefix.strip():
                 c.embed_text_override = prefix + c.embed_text
+
+
+def _apply_contexts(chunks: Sequence["Chunk"], doc: "Document", contexts: "ChunkContexts | None") -> None:
+    if contexts is None:
+        raise ParamError("embed_prefix = llm needs a chat model: set [llm] model (openai:MODEL) and url in "
+                         "chunkscope.toml, then run chunkscope contexts DOCS")
+    found = contexts.lookup(doc.text, [c.text for c in chunks])
+    for c, context in zip(chunks, found):
+        if context and context.strip():
+            # After the strategy's own embed text (a table's header row): the context situates what is embedded.
+            c.embed_text_override = context.strip() + "\n\n" + c.embed_text
 
 
 #: The fields read from the document (its numbering), computed once per document and only when used.

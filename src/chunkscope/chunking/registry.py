@@ -16,6 +16,8 @@ from chunkscope.chunking.strategy import Strategy
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from chunkscope.chunking.vectors import SentenceVectors
+
 
 #: name → "module:Class"; modules are imported on first use so listing names stays cheap.
 _BUILTIN = {
@@ -25,6 +27,7 @@ _BUILTIN = {
     "content-type": "chunkscope.chunking.strategies.content_type:ContentTypeStrategy",
     "recursive": "chunkscope.chunking.strategies.recursive:RecursiveStrategy",
     "fixed": "chunkscope.chunking.strategies.fixed:FixedStrategy",
+    "semantic": "chunkscope.chunking.strategies.semantic:SemanticStrategy",
     "custom": "chunkscope.chunking.strategies.custom:CustomStrategy",
 }
 
@@ -170,3 +173,19 @@ def as_strategy(strategy: "str | Strategy", params: dict[str, Any], caller: str)
         return strategy
     return get_strategy(strategy, **params)
 
+
+#: The default model's sentence vectors (`chunking.vectors.SentenceVectors`), by "module:function": they embed,
+#: a layer above this one, so they are loaded by name like a built-in strategy and never imported from here.
+_DEFAULT_VECTORS = "chunkscope.embedding.sentence_vectors:default_sentence_vectors"
+
+
+def default_sentence_vectors() -> "SentenceVectors":
+    """The sentence vectors of the default model (all-MiniLM-L6-v2, through the embedding cache), for a strategy
+    nobody gave an embedder's (``chunk_text(text, strategy="semantic")``).
+
+    Raises:
+        MissingExtra: the retrieval extra, which runs the model, is not installed (one line naming it).
+    """
+    module, name = _DEFAULT_VECTORS.split(":")
+    provider: SentenceVectors = getattr(importlib.import_module(module), name)()
+    return provider

@@ -16,6 +16,7 @@ from chunkscope.document.structure import first_content
 from chunkscope.tokens import SliceCounter, get_tokenizer
 
 if TYPE_CHECKING:
+    from chunkscope.chunking.contexts import ChunkContexts
     from chunkscope.document.loader import Document
     from chunkscope.document.structure import Heading
 
@@ -59,6 +60,8 @@ class Strategy:
     search_space: ClassVar[SearchSpace] = {}
     #: Whether `spans` reads the full Markdown parse (``doc.structure``) rather than only the outline.
     parses_markdown: ClassVar[bool] = False
+    #: Where an ``embed_prefix = "llm"`` prefix comes from (`use_contexts`); None until someone gives one.
+    chunk_contexts: "ChunkContexts | None" = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -145,6 +148,15 @@ class Strategy:
         """The fields an ``embed_prefix`` template may name: every chunk's, then this strategy's metadata."""
         return tuple(dict.fromkeys((*PREFIX_FIELDS, *cls.required_metadata, *cls.metadata_fields)))
 
+    @property
+    def uses_contexts(self) -> bool:
+        """Whether the chunks' prefix is a generated context (``embed_prefix = "llm"``)."""
+        return self.embed_prefix is not None and self.embed_prefix.contextual
+
+    def use_contexts(self, contexts: "ChunkContexts") -> None:
+        """Read ``embed_prefix = "llm"`` contexts from ``contexts`` (given by whoever knows the chat model)."""
+        self.chunk_contexts = contexts
+
     def validate(self) -> None:
         """A strategy's own checks beyond its declared `constraints` (already checked); raise ParamError."""
 
@@ -191,7 +203,7 @@ class Strategy:
             hint = ("; for a string use chunkscope.chunk_text(text, strategy=...) or chunk(Document.from_text(text))"
                     if isinstance(doc, str) else "")
             raise TypeError(f"{type(self).__name__}.chunk() takes a chunkscope Document, got {type(doc).__name__}{hint}")
-        return ChunkBuilder(doc, self.counter(doc), self.embed_prefix).build(self.spans(doc))
+        return ChunkBuilder(doc, self.counter(doc), self.embed_prefix, self.chunk_contexts).build(self.spans(doc))
 
 
 def _heading_path(h: "Heading | None") -> list[str]:
@@ -201,10 +213,12 @@ def _heading_path(h: "Heading | None") -> list[str]:
 class ChunkBuilder:
     """Turns spans into chunks: lines, heading paths, token counts and overlaps, all derived from the source."""
 
-    def __init__(self, doc: "Document", counter: SliceCounter, embed_prefix: EmbedPrefix | None = None) -> None:
+    def __init__(self, doc: "Document", counter: SliceCounter, embed_prefix: EmbedPrefix | None = None,
+                 contexts: "ChunkContexts | None" = None) -> None:
         self.doc = doc
         self.counter = counter
         self.embed_prefix = embed_prefix
+        self.contexts = contexts
 
     def build(self, spans: Iterable[Span]) -> list[Chunk]:
         doc = self.doc
@@ -239,6 +253,6 @@ class ChunkBuilder:
             chunks.append(c)
             prev = c
         if self.embed_prefix is not None:
-            self.embed_prefix.apply(chunks, doc)
+            self.embed_prefix.apply(chunks, doc, self.contexts)
         return chunks
 

@@ -1,7 +1,7 @@
 """The ``chunkscope`` command line: ``chunkscope DOCS`` opens the app; subcommands serve authors and CI.
 
 Each command lives in its own module under ``commands/`` with ``register(subparsers)``, listed once in
-`commands.COMMANDS`; this module only dispatches and turns every expected failure into one line on stderr (never a
+`commands.COMMAND_NAMES`; this module only dispatches and turns every expected failure into one line on stderr (never a
 traceback). Every command exits by the table in `chunkscope.cli.exits` (0 done, 1 findings, 2 usage, 3 unexpected,
 130 interrupted). Ctrl-C and the core's cancellation are handled here, in `main`, for every command.
 """
@@ -15,11 +15,12 @@ import sys
 
 from chunkscope import __version__
 from chunkscope.progress import Cancelled
-from chunkscope.cli.commands import COMMANDS
+from chunkscope.cli.commands import COMMAND_NAMES, command_module
 from chunkscope.cli.exits import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USAGE, Interrupted
-from chunkscope.cli.output import error, user_message
+from chunkscope.cli.output import error, user_message, warn
 from chunkscope.cli.progress_bar import waiting_notices
 from chunkscope.safe_text import redact_urls
+from chunkscope.wording import plural
 
 DESCRIPTION = """\
 See exactly how your documentation is cut into chunks for retrieval, and what those chunks do when a
@@ -32,15 +33,16 @@ question is asked.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command in `COMMANDS`."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command in `COMMAND_NAMES`, or of the command ``only`` (the one a command line runs:
+    no other command's module is imported)."""
     parser = argparse.ArgumentParser(
         prog="chunkscope", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"chunkscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    for name in (only,) if only else COMMAND_NAMES:
+        command_module(name).register(sub)
     return parser
 
 
@@ -55,21 +57,14 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from chunkscope.evaluation.baselines import BaselineError
     from chunkscope.evaluation.queries import QueriesError
     from chunkscope.extras import MissingExtra
+    from chunkscope.llm.chat import LlmError
     from chunkscope.retrieval.search_modes import SearchModeError
     from chunkscope.retrieval.engine import StoreError
     from chunkscope.retrieval.rerankers.base import RerankError
     from chunkscope.tokens import TokenizerError
 
     return (ParamError, UnknownStrategy, ConfigError, DocsError, TokenizerError, EmbedError, MissingExtra,
-            EmbedderSpecError, SearchModeError, StoreError, QueriesError, BaselineError, RerankError)
-
-
-def _command_names(parser: argparse.ArgumentParser) -> set[str]:
-    """The names of the subcommands `parser` knows."""
-    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers only here
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
-            return set(action.choices)
-    return set()
+            EmbedderSpecError, SearchModeError, StoreError, QueriesError, BaselineError, RerankError, LlmError)
 
 
 def _mistyped_command(word: str, commands: set[str]) -> str | None:
@@ -80,11 +75,22 @@ def _mistyped_command(word: str, commands: set[str]) -> str | None:
     return close[0] if close else None
 
 
+def say_missing_contexts(docs: str | None) -> None:
+    """After a command that chunked with ``embed_prefix = "llm"``: how many chunks had no cached context."""
+    if "chunkscope.llm.contextual" not in sys.modules:
+        return  # no strategy of this run asked for contexts
+    from chunkscope.llm.contextual import take_tally
+
+    missing, seen = take_tally()
+    if missing:
+        warn(f"{missing:,} of {plural(seen, 'chunk')} have no LLM context yet and were used without one: run "
+              f"chunkscope contexts {docs or 'DOCS'} to write them (it shows the cost first)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command line; the exit code follows `chunkscope.cli.exits`."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    commands = _command_names(parser)
+    commands = set(COMMAND_NAMES)
     # "chunkscope DOCS" (or nothing) opens the app: anything that is not a command or an option is a path.
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         guess = _mistyped_command(argv[0], commands) if argv else None
@@ -92,14 +98,21 @@ def main(argv: list[str] | None = None) -> int:
             error(f"unknown command {argv[0]!r} (did you mean {guess}?); run chunkscope --help for the commands")
             return EXIT_USAGE
         argv = ["tui", *argv]
+    parser = build_parser(only=argv[0] if argv[0] in commands else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
     try:
         # Without a terminal, a command waiting on an endpoint says so every few seconds (CI logs, scripts).
+        if "chunkscope.llm.contextual" in sys.modules:  # a count left by an earlier call (tests, the app)
+            from chunkscope.llm.contextual import take_tally
+
+            take_tally()
         with waiting_notices(argv[0]):
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+        say_missing_contexts(getattr(args, "docs", None))
+        return code
     except KeyboardInterrupt:
         error("interrupted")
         return EXIT_INTERRUPTED

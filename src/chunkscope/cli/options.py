@@ -79,6 +79,15 @@ def add_rerank_args(p: argparse.ArgumentParser, compare: bool = False) -> None:
                    help="how many search candidates the reranker re-scores (default: [rerank] depth, else 50)")
 
 
+def add_parent_arg(p: argparse.ArgumentParser, compare: bool = False) -> None:
+    """``--parent KIND``: small-to-big, what each hit returns (`chunkscope.retrieval.parents`)."""
+    also = "; the table shows each strategy's chunks and their parents side by side" if compare else ""
+    p.add_argument("--parent", metavar="KIND",
+                   help="return each hit's parent, as a small-to-big bot sends it: section, window:N (N tokens each "
+                        "side), page, or none; hits sharing a parent are merged (default: the preset's parent, else "
+                        f"[retrieval] parent, else none){also}")
+
+
 def add_probe_args(p: argparse.ArgumentParser) -> None:
     """Which section headings the label-free probe asks (``probe``, ``sweep --probe``)."""
     p.add_argument("--levels", default="2-4", metavar="A-B", help="heading levels that become questions (default 2-4)")

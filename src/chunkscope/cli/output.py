@@ -25,6 +25,22 @@ def warn(msg: str) -> None:
     print(f"chunkscope: warning: {visible(redact_urls(msg), oneline=True)}", file=sys.stderr)
 
 
+def confirm_spend(command: str, yes: bool) -> bool:
+    """Whether to send requests that cost money (an LLM stage), after their cost was printed: ``--yes``, else the
+    user's answer on a terminal; off a terminal nothing is sent without ``--yes`` (a CI job never waits on a
+    prompt, nor spends without being told to)."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        print(f"chunkscope {command}: not a terminal, so nothing is sent without --yes", file=sys.stderr)
+        return False
+    try:
+        answer = input("Send them? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 def user_message(exc: BaseException) -> str:
     """The line a known error shows; a missing optional part says what to install."""
     from chunkscope.embedding.spec import EmbedderSpecError

@@ -109,7 +109,7 @@ def parse_grid(items: Sequence[str], strategy: str | type[Strategy]) -> dict[str
 
 
 def _pipeline_value(item: str, name: str, value: str) -> str:
-    """A ``search`` or ``embedder`` grid value, checked now rather than after the first configurations ran."""
+    """A ``search``, ``embedder`` or ``parent`` grid value, checked now rather than after the first configurations ran."""
     value = value.strip()
     if name == "search" and value not in SEARCH_MODES:
         raise ParamError(f"--grid {item!r}: unknown search mode {value!r} (choose from {', '.join(SEARCH_MODES)})")
@@ -117,6 +117,13 @@ def _pipeline_value(item: str, name: str, value: str) -> str:
         try:
             parse_embedder(value)
         except EmbedderSpecError as exc:
+            raise ParamError(f"--grid {item!r}: {exc}") from None
+    if name == "parent":
+        from chunkscope.retrieval.parents import ParentError, parse_parent
+
+        try:
+            return parse_parent(value).label  # one spelling per parent: "Section" and "section" are one point
+        except ParentError as exc:
             raise ParamError(f"--grid {item!r}: {exc}") from None
     return value
 

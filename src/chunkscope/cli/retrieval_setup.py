@@ -23,6 +23,7 @@ from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
 if TYPE_CHECKING:
     from chunkscope.config.reader import Config, ResolvedStrategy
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.parents import ParentSpec
     from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import IndexReport, Store
@@ -112,6 +113,18 @@ def make_reranker(config: Config, args: argparse.Namespace) -> Reranker | None:
         raise ParamError(f"--rerank-depth must be at least 1, got {depth}")
     spec = config.reranker(getattr(args, "rerank", None), getattr(args, "rerank_url", None), depth)
     return reranker_for(spec) if spec is not None else None
+
+
+def parent_spec(args: argparse.Namespace, config: Config, preset_parent: str | None = None) -> ParentSpec:
+    """--parent, else the preset's ``parent`` (``ResolvedStrategy.parent``), else ``[retrieval] parent``, else
+    none."""
+    from chunkscope.retrieval.parents import ParentError
+
+    given = getattr(args, "parent", None)
+    try:
+        return config.parent(given, preset_parent)
+    except ParentError as exc:
+        raise ParamError(f"--parent: {exc}" if given else str(exc)) from None
 
 
 def search_mode(args: argparse.Namespace, config: Config, preset_search: str | None = None) -> str:

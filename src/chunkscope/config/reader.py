@@ -52,7 +52,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chunkscope.config.llm import LLM_FIELD, LLM_KEYS, check_llm_table, llm_spec
 from chunkscope.config.rerank import RERANK_FIELD, RERANK_KEYS, check_rerank_table, rerank_spec
+from chunkscope.llm.chat import ChatSpec
+from chunkscope.retrieval.parents import ParentError, ParentSpec, parse_parent
 from chunkscope.retrieval.rerankers.base import RerankSpec
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, code_refusal, secret_refusal, trust_from_environment
 from chunkscope.chunking.params import ConstraintError, ParamError
@@ -92,6 +95,9 @@ FIELDS: dict[str, str] = {
               "beta)",
     "query": "k, threshold (default: the embedder's own) and search (dense, keyword, hybrid) for query/eval",
     "rerank": RERANK_FIELD,
+    "retrieval": "parent: what each hit returns, small-to-big: none (the chunk), section, window:N (N tokens each "
+                 "side) or page; results sharing a parent are merged (a preset may name its own parent)",
+    "llm": LLM_FIELD,
     "lint": "select, ignore, severity, thresholds, per_path_ignores",
     "tui": "keymap: binding id -> keys; wrap: wrap long source lines (default true)",
     "site": "the Docusaurus site over its docusaurus.config: " + "; ".join(f"{k}: {v}" for k, v in SITE_KEYS.items()),
@@ -103,6 +109,8 @@ _SECTION_KEYS = {
     "qdrant": {"url", "path", "timeout", "engine"},
     "query": {"k", "threshold", "search"},
     "rerank": set(RERANK_KEYS),
+    "retrieval": {"parent"},
+    "llm": set(LLM_KEYS),
     "lint": {"select", "ignore", "severity", "thresholds", "per_path_ignores"},
     "tui": {"keymap", "wrap"},
     "site": set(SITE_KEYS),
@@ -130,6 +138,8 @@ class Config:
     qdrant: dict[str, Any] = field(default_factory=dict)
     query: dict[str, Any] = field(default_factory=dict)
     rerank: dict[str, Any] = field(default_factory=dict)
+    retrieval: dict[str, Any] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
     lint: dict[str, Any] = field(default_factory=dict)
     tui: dict[str, Any] = field(default_factory=dict)
     site: dict[str, Any] = field(default_factory=dict)
@@ -195,6 +205,19 @@ class Config:
         """The reranker after the search: ``model``/``url``/``depth`` (the caller's) over ``[rerank]``."""
         return rerank_spec(self.rerank, self.origin, trust_tree=self.trust_tree, source=self.source, model=model,
                            url=url, depth=depth)
+
+    def chat_model(self, model: str | None = None, url: str | None = None) -> ChatSpec | None:
+        """The chat model of the LLM stages: ``model``/``url`` (the caller's) over ``[llm]``; None when none is named.
+
+        Raises:
+            LlmError: the model or URL is malformed.
+        """
+        return llm_spec(self.llm, self.origin, trust_tree=self.trust_tree, source=self.source, model=model, url=url)
+
+    def parent(self, given: str | None = None, preset: str | None = None) -> ParentSpec:
+        """What a hit returns (`chunkscope.retrieval.parents`): ``given`` (the caller's), else the preset's
+        ``parent``, else ``[retrieval] parent``, else ``none``."""
+        return parse_parent(given or preset or self.retrieval.get("parent"))
 
     def _untrusted(self, key: str) -> bool:
         return self.origin(key) == "tree" and not self.trust_tree
@@ -451,6 +474,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
                 if not (isinstance(strat, str) and is_strategy_name(strat)):
                     _want(False, path, f"[presets.{name}] needs strategy = one of {', '.join(strategy_names())}")
                 _want(not is_strategy_name(name), path, f"[presets.{name}]: a preset cannot take a strategy's name")
+                if "parent" in preset:  # what its hits return (small-to-big), not a parameter
+                    _check_parent(preset["parent"], path, f"[presets.{name}] parent")
                 if "search" in preset:  # how the preset's questions are matched (what `tune` chose), not a parameter
                     _want(preset["search"] in SEARCH_MODES, path,
                           f"[presets.{name}] search must be one of {', '.join(SEARCH_MODES)}")
@@ -459,7 +484,7 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
     # (each can be fine alone and contradict the other), whichever table the file gives first.
     for name, preset in cfg.presets.items():
         strat = preset["strategy"]
-        own = {k: v for k, v in preset.items() if k not in ("strategy", "search")}
+        own = {k: v for k, v in preset.items() if k not in PRESET_PIPELINE_KEYS}
         params = {**cfg.strategies.get(strat, {}), **own}
         _check_params(strat, params, path, f"[presets.{name}]")
     try:
@@ -469,7 +494,11 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
     if not is_strategy_name(cfg.strategy) and preset_named(cfg, cfg.strategy) is None:
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
     _check_qdrant(cfg.qdrant, path)
+    if "parent" in cfg.retrieval:
+        _check_parent(cfg.retrieval["parent"], path, "retrieval.parent")
     problem = check_rerank_table(cfg.rerank)
+    _want(problem is None, path, problem or "")
+    problem = check_llm_table(cfg.llm)
     _want(problem is None, path, problem or "")
     try:
         check_site_settings(cfg.site)
@@ -515,13 +544,40 @@ def fitted_preset(embedder_tokens: int) -> dict[str, Any]:
     """The built-in ``default`` preset: seed 004's `recursive` splitter with chunks the embedder reads whole.
 
     The seed's own 512 cl100k tokens (still what ``-s recursive`` gives) are twice what all-MiniLM-L6-v2 reads
-    (256 word pieces), so nearly half of every chunk was never embedded. Measured on the Rust book (../shared/corpus,
-    bench/rust_book_queries.jsonl, dense search): 200 cl100k tokens with 50 of overlap leave 0.7% of chunks past
-    MiniLM's window (224 tokens: 4.4%) and raise hit@5 from 0.86 to 0.92 and MRR from 0.713 to 0.782 against the
-    seed's 512. Other windows scale by the same ratio of cl100k tokens to word pieces, never above the seed's size.
+    (256 word pieces), so nearly half of every chunk was never embedded. The size is counted in cl100k tokens, and
+    code costs more word pieces per cl100k token than prose, so it is chosen where code-heavy docs fit too. Measured
+    with no configuration (`lint`, chunks past MiniLM's window; dense `eval` on bench/rust_book_queries.jsonl):
+
+    ======================  ===========  =================  ======  =====  ==============
+    size / overlap          Rust book    prettier's docs     hit@5   MRR    passage IoU@5
+    ======================  ===========  =================  ======  =====  ==============
+    512 / 50 (seed 004)     91%          —                  0.86    0.713  —
+    200 / 50                1%           16%                0.92    0.782  0.230
+    170 / 50 (this)         0.3%         4%                 0.94    0.781  0.202
+    ======================  ===========  =================  ======  =====  ==============
+
+    Other windows scale by the same ratio of cl100k tokens to word pieces, never above the seed's size.
     """
-    size = max(32, min(512, embedder_tokens * 200 // 256))
-    return {"strategy": "recursive", "chunk_size": size, "chunk_overlap": min(50, size // 4)}
+    size = max(32, min(512, embedder_tokens * 170 // 256))
+    return {"strategy": "recursive", "chunk_size": size, "chunk_overlap": min(50, size // 3)}
+
+
+#: Citations of the built-in ``default`` preset: the page's title and the heading. Seed 004's own template
+#: (``{chapter_id} › {heading}``, kept for ``-s recursive``) names a file stem where a site has no chapters
+#: ("ignore › Ignoring Files" for prettier's "Ignoring Code" page).
+DEFAULT_CITATION = "{title} › {heading}"
+
+
+#: A preset's keys that are no strategy parameter: how its questions are matched, what its hits return.
+PRESET_PIPELINE_KEYS = ("strategy", "search", "parent")
+
+
+def _check_parent(value: Any, path: Path | None, where: str) -> None:
+    _want(isinstance(value, str), path, f"{where} must be a string: none, section, window:N or page")
+    try:
+        parse_parent(value)
+    except ParentError as exc:
+        raise ConfigError(f"{path or 'config'}: {where}: {exc}") from None
 
 
 def _check_qdrant(q: dict[str, Any], path: Path | None) -> None:
@@ -555,6 +611,8 @@ class ResolvedStrategy:
     citation_template: str
     #: The preset's search mode (``search`` in its table), None when it names none.
     search: str | None = None
+    #: The preset's parent (``parent`` in its table: `chunkscope.retrieval.parents`), None when it names none.
+    parent: str | None = None
 
     @property
     def name(self) -> str:
@@ -576,12 +634,13 @@ def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any
     """Strategy or preset by name (default from config), with config defaults and then ``params`` applied."""
     name = name or cfg.strategy
     params = dict(params or {})
-    search = None
+    search = parent = None
     found = preset_named(cfg, name)
     if found is not None:
         preset = dict(found)
         strat = preset.pop("strategy")
         search = preset.pop("search", None)
+        parent = preset.pop("parent", None)
         merged = {**cfg.strategies.get(strat, {}), **preset, **params}
         label = name
     else:
@@ -600,5 +659,24 @@ def resolve_strategy(cfg: Config, name: str | None = None, params: dict[str, Any
             n = from_file[0]
             raise exc.with_note(f"{n} = {exc.values[n]} is set in {cfg.source}") from None
         raise
-    template = cfg.citations.get(name) or cfg.citations.get(strat) or type(strategy).citation_template
-    return ResolvedStrategy(label, strategy, template, search)
+    if strategy.uses_contexts:
+        supply_contexts(cfg, strategy)
+    builtin_default = name == DEFAULT_PRESET and DEFAULT_PRESET not in cfg.presets
+    template = (cfg.citations.get(name) or (DEFAULT_CITATION if builtin_default else None) or cfg.citations.get(strat)
+                or type(strategy).citation_template)
+    return ResolvedStrategy(label, strategy, template, search, parent)
+
+
+def supply_contexts(cfg: Config, strategy: Strategy) -> None:
+    """Give a strategy whose prefix is ``llm`` the cached contexts of the configured chat model.
+
+    Raises:
+        ParamError: no ``[llm] model`` is configured (said before any document is chunked).
+    """
+    spec = cfg.chat_model()
+    if spec is None:
+        raise ParamError(f"{strategy.name}: embed_prefix = llm needs a chat model: set [llm] model = "
+                         "\"openai:MODEL\" (and url for a local server) in chunkscope.toml")
+    from chunkscope.llm.contextual import CachedContexts
+
+    strategy.use_contexts(CachedContexts(spec))

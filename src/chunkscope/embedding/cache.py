@@ -18,6 +18,7 @@ import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -186,31 +187,40 @@ class EmbeddingCache:
     def get_many(self, model: str, shas: Sequence[str], dim: int | None = None) -> dict[str, tuple[np.ndarray, int | None]]:
         """Cached (vector, word-piece count) for the given hashes; rows of the wrong size count as absent."""
         out: dict[str, tuple[np.ndarray, int | None]] = {}
+        for sha, d, toks, blob in self._select("sha, dim, tokens, vec", model, shas):
+            if (dim is not None and d != dim) or len(blob) != 4 * d:
+                continue
+            vec = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            if not (np.isfinite(vec).all() and vec.any()):
+                continue  # a bad vector cached by an older chunkscope: asked for again, replaced
+            out[sha] = (vec, toks)
+        return out
+
+    def get_tokens(self, model: str, shas: Sequence[str]) -> dict[str, int]:
+        """The word-piece counts stored with cached vectors, without the vectors (hashes with none are left out)."""
+        return {sha: toks for sha, toks in self._select("sha, tokens", model, shas) if toks is not None}
+
+    def _select(self, columns: str, model: str, shas: Sequence[str]) -> list[tuple[Any, ...]]:
+        """``columns`` of the rows of ``model`` with the given hashes; a file gone bad meanwhile is rebuilt (empty)."""
         if not shas:
-            return out
+            return []
         with self._lock:
             for attempt in (0, 1):
                 try:
                     assert self._conn is not None, "cache is closed"
+                    rows: list[tuple[Any, ...]] = []
                     for i in range(0, len(shas), 500):  # SQLite's bound-parameter limit
                         part = list(shas[i:i + 500])
-                        q = f"SELECT sha, dim, tokens, vec FROM vectors WHERE model=? AND sha IN ({','.join('?' * len(part))})"
-                        for sha, d, toks, blob in self._conn.execute(q, (model, *part)):
-                            if (dim is not None and d != dim) or len(blob) != 4 * d:
-                                continue
-                            vec = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                            if not (np.isfinite(vec).all() and vec.any()):
-                                continue  # a bad vector cached by an older chunkscope: asked for again, replaced
-                            out[sha] = (vec, toks)
-                    return out
+                        q = f"SELECT {columns} FROM vectors WHERE model=? AND sha IN ({','.join('?' * len(part))})"
+                        rows.extend(self._conn.execute(q, (model, *part)))
+                    return rows
                 except sqlite3.OperationalError as exc:
                     raise self._unusable(exc) from None
                 except sqlite3.DatabaseError as exc:
                     if attempt or not _is_corruption(exc):
                         raise
                     self._recover(exc)
-                    out.clear()
-        return out
+        return []
 
     def put_many(self, model: str, rows: Iterable[tuple[str, np.ndarray, int | None]]) -> None:
         """Store vectors; one short transaction so a concurrent process waits milliseconds, never sees half."""

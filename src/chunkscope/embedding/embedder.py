@@ -178,9 +178,31 @@ class Embedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int | None]:
         """Tokens per text as the model counts them ([CLS]/[SEP] included); None each when they cannot be
-        counted (a model folder without tokenizer.json)."""
+        counted (a model folder without tokenizer.json).
+
+        A text the vector cache holds takes the count stored with its vector (the same tokenizer counted it when
+        it was embedded): indexing a tree whose vectors are cached counts none of its chunks again.
+        """
+        texts = list(texts)
+        if not self.use_cache or not texts:
+            return self._count(texts)
+        shas = [text_sha(t) for t in texts]
         try:
-            return list(self.tokenizer.count_batch(list(texts)))
+            stored = self.cache.get_tokens(self.model_id, shas) if self.cache is not None else {}
+        except EmbedError:
+            stored = {}  # an unusable cache only costs the counting; `embed` says what is wrong with it
+        out: list[int | None] = [stored.get(s) for s in shas]
+        todo = [i for i, n in enumerate(out) if n is None]
+        for i, n in zip(todo, self._count([texts[i] for i in todo])):
+            out[i] = n
+        return out
+
+    def _count(self, texts: list[str]) -> list[int | None]:
+        """`count_tokens` by the tokenizer alone."""
+        if not texts:
+            return []
+        try:
+            return list(self.tokenizer.count_batch(texts))
         except TokenizerError:
             return [None] * len(texts)
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import DocsTree
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.parents import ParentSpec
     from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.store import Store
 
@@ -275,7 +276,7 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
           unique: bool = True, probe_set: ProbeSet | None = None, embedder: "Embedder | None" = None,
           store: "Store | None" = None, on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
           depth: int = DEFAULT_DEPTH, site_url: str | None = None, search_mode: str = "dense",
-          reranker: "Reranker | None" = None) -> ProbeResult:
+          reranker: "Reranker | None" = None, parent: "ParentSpec | None" = None) -> ProbeResult:
     """Ask every section heading of ``tree`` and score each strategy on finding that section's body.
 
     Args:
@@ -288,6 +289,8 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
         on_progress: each step's `Progress`, within a `Phase.PROBE` report of strategies done of all.
         cancel: stops between batches; the result then holds the strategies that finished (``cancelled``).
         reranker: the rerank stage after the search (`chunkscope.retrieval.rerank`); the caller closes it.
+        parent: small-to-big (`chunkscope.retrieval.parents`): each strategy's parents are an outcome of their own,
+            labelled ``… · parent=section``, right after its chunks'.
     """
     from chunkscope.embedding.embedder import Embedder
     from chunkscope.retrieval.store import Store
@@ -318,14 +321,14 @@ def probe(tree: "DocsTree", strategies: Sequence[tuple[str, Strategy]], *, k: in
             whole = Progress(Phase.PROBE, i, whole.total, unit=whole.unit, started=whole.started, label=label)
             run = run_config(tree, label, strategy, embedder, store, cases, regions, qvecs, ks=ks, miss_k=k,
                              threshold=None, depth=depth, site_url=site_url, step=report, cancel=cancel,
-                             search_mode=search_mode, reranker=reranker)
-            ev = run.result
-            result.outcomes.append(ProbeOutcome(
-                label=label, strategy=strategy.name, params=dict(strategy.params), chunks=len(run.chunks),
-                metrics=dict(ev.metrics), hits=[q.hit for q in ev.per_query], ranks=[q.rank for q in ev.per_query],
-                reasons=[q.reason for q in ev.per_query], cut_off=[q.cut_off for q in ev.per_query],
-                seconds=run.seconds, eval=ev,
-            ))
+                             search_mode=search_mode, reranker=reranker, parent=parent)
+            for ev in run.result.levels():
+                result.outcomes.append(ProbeOutcome(
+                    label=ev.strategy_label, strategy=strategy.name, params=dict(strategy.params),
+                    chunks=len(run.chunks), metrics=dict(ev.metrics), hits=[q.hit for q in ev.per_query],
+                    ranks=[q.rank for q in ev.per_query], reasons=[q.reason for q in ev.per_query],
+                    cut_off=[q.cut_off for q in ev.per_query], seconds=run.seconds, eval=ev,
+                ))
             if on_progress is not None:
                 on_progress(whole.advanced(i + 1))
     except Cancelled:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import DocsTree
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.parents import ParentSpec
     from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.store import Store
 
@@ -42,10 +43,11 @@ def run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embe
                cases: Sequence[QueryCase], regions: Sequence[Region], qvecs: Any, *, ks: Sequence[int], miss_k: int,
                threshold: float | None, depth: int, site_url: str | None,
                step: ProgressFn, cancel: CancelToken | None, search_mode: str = "dense",
-               reranker: "Reranker | None" = None) -> ConfigRun:
+               reranker: "Reranker | None" = None, parent: "ParentSpec | None" = None) -> ConfigRun:
     """Chunk, embed what is new (length-sorted), write the collection, and score the queries. Raises Cancelled.
 
-    ``step`` gets this configuration's own reports; the caller places them within the whole job."""
+    ``step`` gets this configuration's own reports; the caller places them within the whole job. With a
+    ``parent``, the result carries its parent-level result (`chunkscope.evaluation.evaluate.score_retriever`)."""
     from chunkscope.embedding.embedder import text_sha
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.tokens import prepare
@@ -77,7 +79,7 @@ def run_config(tree: "DocsTree", label: str, strategy: Strategy, embedder: "Embe
     embedded, cached = (stats.misses, stats.hits) if stats is not None else (report.embedded, report.cached)
     result = score_retriever(retriever, label, cases, regions, qvecs, ks=ks, threshold=threshold, miss_k=miss_k,
                              depth=depth, tokenizer=model_tokenizer(embedder), cancel=cancel, report=report,
-                             on_progress=step)
+                             on_progress=step, parent=parent)
     return ConfigRun(result, chunks, len(distinct), embedded, cached, retriever.collection, time.perf_counter() - t0)
 
 

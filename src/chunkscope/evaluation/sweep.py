@@ -2,7 +2,9 @@
 
 Every combination of a parameter grid is indexed into its own collection (one local store) and scored on
 labelled queries or on the probe set (`chunkscope.evaluation.runs` measures each one; each distinct chunk text
-is embedded once). Invalid combinations (an overlap not below the size) are recorded as skipped with the
+is embedded once). With a reranker, every point is scored twice, without it and with it (a ``rerank`` axis of
+``off``/``on``, last, sharing the point's collection); a ``parent`` value scores the point's parents (small-to-big),
+the chunk-level metrics kept beside them. Invalid combinations (an overlap not below the size) are recorded as skipped with the
 strategy's reason. Collections created by the sweep are dropped at the end unless ``keep``.
 
 `sweep` reports `Progress` to ``on_progress`` (each step of one configuration, within the whole job as its
@@ -31,13 +33,19 @@ from chunkscope.evaluation.regions import resolve_region
 from chunkscope.evaluation.runs import run_config
 from chunkscope.evaluation.verdicts import DEFAULT_DEPTH
 from chunkscope.progress import CancelToken, Cancelled, Phase, Progress, ProgressFn
+from chunkscope.retrieval.parents import ParentError, parse_parent
 from chunkscope.retrieval.payload import storage_estimate
 from chunkscope.retrieval.search_modes import PIPELINE_KEYS, SearchModeError, check_search_mode
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import DocsTree
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.store import Store
+
+#: The axis a reranker adds to the grid: each point without it, then with it.
+RERANK_KEY = "rerank"
+RERANK_VALUES = ("off", "on")
 
 _METRIC = re.compile(r"^(?:(hit|recall|ndcg|passage_recall|passage_precision|passage_iou)@(\d+)|mrr|precision_omega)$")
 
@@ -93,7 +101,8 @@ class GridPoint:
     payload_bytes: int = 0
     seconds: float = 0.0
     collection: str = ""
-    eval: EvalResult | None = None
+    eval: EvalResult | None = None  # what the metrics are: the parents' result when the point has a parent
+    chunk_metrics: dict[str, float] = field(default_factory=dict)  # with a parent: the chunks' own metrics
 
     @property
     def label(self) -> str:
@@ -116,9 +125,13 @@ class GridPoint:
                 "seconds": round(self.seconds, 3),
                 "collection": self.collection,
             })
+            if self.chunk_metrics:
+                d["chunk_metrics"] = {k: round(v, 6) for k, v in self.chunk_metrics.items()}
             if self.eval is not None:
                 d["reasons"] = self.eval.reasons
-                d["misses"] = [{"query": q.query, "line": q.line, "reason": q.reason, "rank": q.rank}
+                # The detail names both ranks of a reranked-out miss, and the parent of an outside-parent one.
+                d["misses"] = [{"query": q.query, "line": q.line, "reason": q.reason, "rank": q.rank,
+                                **({"detail": q.detail} if q.detail else {})}
                                for q in self.eval.per_query if q.reason]
         return d
 
@@ -146,6 +159,7 @@ class SweepResult:
     cancelled: bool = False
     dropped: list[str] = field(default_factory=list)  # collections removed at the end
     probe: ProbeSet | None = None
+    rerank: str = ""  # the reranker (``st:PATH``, ``http:MODEL``) when the points were also scored with one
 
     def ranked(self) -> list[GridPoint]:
         """Points that ran, best first: the metric, then MRR, then the smaller store, then grid order."""
@@ -163,8 +177,11 @@ class SweepResult:
         return [p for p in self.points if p.status in ("skipped", "failed")]
 
     def preset_params(self, point: GridPoint | None = None) -> dict[str, Any]:
+        """The preset's keys: the shared parameters and the point's values, less ``rerank`` (a preset names
+        no reranker: `preset_toml` says in a comment whether the point had it on)."""
         point = point or self.best
-        return {**self.base_params, **(point.params if point else {})}
+        own = {k: v for k, v in (point.params if point else {}).items() if k != RERANK_KEY}
+        return {**self.base_params, **own}
 
     def preset_toml(self, name: str = "sweep-best") -> str:
         """The winning configuration as a ``chunkscope.toml`` preset (empty when nothing ran)."""
@@ -174,6 +191,12 @@ class SweepResult:
         lines = [f"# best by {self.metric} = {best.metrics.get(self.metric, 0.0):.3f} on {self.queries} "
                  f"{'probe ' if self.source == 'probe' else ''}queries ({best.label})",
                  f"[presets.{name}]", f"strategy = {toml_value(self.strategy)}"]
+        if self.rerank:
+            on = best.params.get(RERANK_KEY) == "on"
+            # A preset names no reranker: the comment says which way this one was scored.
+            lines.insert(1, f"# scored {'with' if on else 'without'} the reranker {self.rerank}: "
+                         + ("keep the reranker ([rerank] in chunkscope.toml) when you use it" if on
+                            else "the search alone did better"))
         lines += [f"{k} = {toml_value(v)}" for k, v in self.preset_params(best).items()]
         return "\n".join(lines) + "\n"
 
@@ -200,6 +223,7 @@ class SweepResult:
             "seconds": round(self.seconds, 3),
             "cancelled": self.cancelled,
             "dropped": self.dropped,
+            "rerank": self.rerank or None,
         }
 
 
@@ -209,7 +233,8 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
           embedder: "Embedder | None" = None, store: "Store | None" = None, keep: bool = False,
           on_progress: ProgressFn | None = None, cancel: CancelToken | None = None, depth: int = DEFAULT_DEPTH,
           site_url: str | None = None, search_mode: str = "dense",
-          embedder_factory: Callable[[str], "Embedder"] | None = None) -> SweepResult:
+          embedder_factory: Callable[[str], "Embedder"] | None = None, reranker: "Reranker | None" = None,
+          parent: str = "none") -> SweepResult:
     """Score every combination of ``grid`` for one strategy; see the module docstring.
 
     Args:
@@ -220,6 +245,9 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
             (a model per value, made by ``embedder_factory``).
         search_mode: the search mode of points whose grid has no ``search``.
         embedder_factory: makes the embedder of an ``embedder`` grid value (required when the grid has one).
+            A ``parent`` grid key (none, section, window:N, page) sets what the point's hits return; ``parent``
+            is the value of points whose grid has none.
+        reranker: scores every point a second time with it (a ``rerank`` axis, ``off`` then ``on``).
         queries: labelled queries (`queries.load_queries`) or a `ProbeSet` (then no threshold applies).
         base_params: parameters every point shares (a preset's, ``--param``); the grid's values win.
         metric: what ranks the points: ``hit@N``, ``mrr``, ``recall@N``, ``ndcg@N``, the passage-level
@@ -258,9 +286,12 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
     if not cases:
         raise QueriesError("nothing to score: no queries" if source == "queries"
                            else "nothing to score: no heading with a body at the probed levels")
+    grid = dict(grid)
+    if reranker is not None:
+        grid[RERANK_KEY] = list(RERANK_VALUES)  # last: a point with it follows the same point without
     points = [GridPoint(i, p) for i, p in enumerate(grid_points(grid))]
     result = SweepResult(cls.name, base, {n: list(v) for n, v in grid.items()}, metric, k, ks, source, len(cases),
-                         points, probe=pset)
+                         points, probe=pset, rerank=reranker.spec.model if reranker is not None else "")
     embedder = embedder or Embedder()
     result.dim = embedder.dim
     if "embedder" in grid and embedder_factory is None:
@@ -294,13 +325,15 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
         for point in points:
             whole = Progress(Phase.SWEEP, point.index, total, unit="configurations", started=whole.started,
                              label=point.label)
-            pipeline = {key: point.params[key] for key in PIPELINE_KEYS if key in point.params}
-            strategy_params = {n: v for n, v in point.params.items() if n not in PIPELINE_KEYS}
+            keys = (*PIPELINE_KEYS, RERANK_KEY)
+            pipeline = {key: point.params[key] for key in keys if key in point.params}
+            strategy_params = {n: v for n, v in point.params.items() if n not in keys}
             try:
                 mode = check_search_mode(str(pipeline.get("search", search_mode)))
                 point_embedder = embedder_for(pipeline.get("embedder"))
+                lift = parse_parent(str(pipeline.get("parent", parent)))
                 strat = cls(**{**base, **strategy_params})
-            except (ParamError, SearchModeError, EmbedderSpecError) as exc:
+            except (ParamError, SearchModeError, EmbedderSpecError, ParentError) as exc:
                 point.status, point.reason = "skipped", str(exc)
                 if on_progress is not None:
                     on_progress(whole.advanced(point.index + 1))
@@ -319,7 +352,9 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
             try:
                 run = run_config(tree, point.label, strat, point_embedder, store, cases, regions, qvecs, ks=ks,
                                  miss_k=k, threshold=threshold, depth=depth, site_url=site_url, step=report,
-                                 cancel=cancel, search_mode=mode)
+                                 cancel=cancel, search_mode=mode,
+                                 reranker=reranker if pipeline.get(RERANK_KEY) == "on" else None,
+                                 parent=lift if lift.active else None)
             except Cancelled:
                 raise
             except (ParamError, ValueError, LookupError) as exc:  # the strategy failed on a document
@@ -328,6 +363,9 @@ def sweep(tree: "DocsTree", strategy: str | type[Strategy], grid: Mapping[str, S
                     on_progress(whole.advanced(point.index + 1))
                 continue
             ev = run.result
+            if ev.parents is not None:  # the parents are what the bot sends on: they rank the point
+                point.chunk_metrics = dict(ev.metrics)
+                ev = ev.parents
             point.status = "ok"
             point.metrics = dict(ev.metrics)
             point.chunks = len(run.chunks)

@@ -78,6 +78,7 @@ class LintRun:
         #: Remarks about the documents (an unknown rule id in an inline comment), in the order they were met.
         self.notes: list[str] = []
         self._state: dict[str, Any] = {}
+        self._parses: dict[str, Structure] = {}
 
     @property
     def inputs(self) -> frozenset[Input]:
@@ -88,6 +89,18 @@ class LintRun:
         """The tree's neighbourhoods in embedding space, when the run's embeddings can give them (asked once)."""
         find = getattr(self.embeddings, "neighbourhoods", None)
         return self.shared("neighbourhoods", find) if callable(find) else None
+
+    def structure_of(self, doc: Document) -> Structure:
+        """The block structure of ``doc``: its own parse when it has one, else that of a document of this run with
+        the same text, else its own (parsed now). The parse is a function of the text alone (offsets, lines,
+        anchors), and a tree often holds one text many times (a versioned site's copies of an unchanged page):
+        each is parsed once (the parse was half of lint's own time on 28 copies of the Rust book, recursive)."""
+        if doc.analysis.structure_parsed:
+            return doc.structure
+        st = self._parses.get(doc.text)
+        if st is None:
+            st = self._parses[doc.text] = doc.structure
+        return st
 
     def shared(self, key: str, make: Callable[[], T]) -> T:
         """State a rule keeps across the documents of this run (``make()`` on first use), e.g. every chunk text
@@ -125,6 +138,7 @@ class LintContext:
             self.reach.append(best)
             self.reach_idx.append(best_i)
         self._counter: SliceCounter | None = None
+        self._st: Structure | None = None
         self._budget_for: Callable[[Chunk], Any] | None = getattr(strategy, "budget_for", None)
 
     # -- what the run supplies
@@ -180,8 +194,10 @@ class LintContext:
 
     @property
     def st(self) -> Structure:
-        """The document's block structure (parsed on first use)."""
-        return self.doc.structure
+        """The document's block structure (parsed on first use, once per distinct text: `LintRun.structure_of`)."""
+        if self._st is None:
+            self._st = self.run.structure_of(self.doc)
+        return self._st
 
     def is_comment(self, b: Block) -> bool:
         return is_comment(self.text, b)

@@ -30,7 +30,7 @@ BATCH = 64
 def index_chunks(store: Store, chunks: Sequence["Chunk"], embedder: "Embedder", collection: str, *,
                  on_progress: ProgressFn | None = None, cancel: CancelToken | None = None,
                  extra: Callable[["Chunk"], Mapping[str, Any]] | None = None, scope: Collection[str] | None = None,
-                 label: str = "") -> IndexReport:
+                 label: str = "", ids: Sequence[str] | None = None) -> IndexReport:
     """Make the collection hold exactly ``chunks``: write missing or changed points, then delete stale ones.
 
     Args:
@@ -45,6 +45,8 @@ def index_chunks(store: Store, chunks: Sequence["Chunk"], embedder: "Embedder", 
         extra: per-chunk payload additions (citation, url) from the retriever.
         scope: the paths ``chunks`` stand for (a partial load: one file of the tree); points of other paths
             are neither compared nor deleted. None: ``chunks`` are the whole tree.
+        ids: each chunk's `point_id` under the collection's owner, in ``chunks``' order, where the caller has
+            them already; None: worked out here.
     """
     t0 = time.perf_counter()
     name = collection
@@ -64,14 +66,20 @@ def index_chunks(store: Store, chunks: Sequence["Chunk"], embedder: "Embedder", 
         return found
 
     avgdl = store.stored_avgdl(name) or average_length(len(terms_of(c)) for c in chunks)
+    if ids is not None and len(ids) != len(chunks):
+        raise ValueError(f"{len(ids)} point ids for {len(chunks)} chunks")
     if scope is not None:
-        chunks = [c for c in chunks if c.path in scope]  # never write what the scope would not delete
+        # Never write what the scope would not delete.
+        if ids is not None:
+            ids = [i for i, c in zip(ids, chunks) if c.path in scope]
+        chunks = [c for c in chunks if c.path in scope]
+    if ids is None:
+        owner = store.owner(name)
+        ids = [point_id(c.path, c.start, c.end, c.text, owner) for c in chunks]
     report = IndexReport(collection=name, chunks=len(chunks))
     existing = store.point_sigs(name, scope)
-    owner = store.owner(name)
     wanted: dict[str, tuple["Chunk", dict[str, Any], str]] = {}
-    for c in chunks:
-        pid = point_id(c.path, c.start, c.end, c.text, owner)
+    for pid, c in zip(ids, chunks):
         if pid in wanted:
             continue  # a strategy emitting the same span twice: one point
         payload = chunk_payload(c, extra(c) if extra else None)

@@ -397,9 +397,12 @@ def refresh(store: Store, collection: str, tree: DocsTree, strategy: "Strategy",
         # Word-piece counts go into the payload (a UI shows which chunks the model reads only partly).
         for c, n in zip(uncounted, embedder.count_tokens([c.embed_text for c in uncounted])):
             c.embed_tokens = n
+    owner = store.owner(collection)
+    # Each chunk's point id, worked out once: for the writes and for the manifest's record of each file's points.
+    ids = {id(c): point_id(c.path, c.start, c.end, c.text, owner) for c in chunks}
     if scope is None or scope:
         report = index_chunks(store, chunks, embedder, collection, on_progress=on_progress, cancel=cancel,
-                              extra=extra, scope=scope, label=label)
+                              extra=extra, scope=scope, label=label, ids=[ids[id(c)] for c in chunks])
     else:
         report = IndexReport(collection=collection)
     failures = [r for r in results if r.error]
@@ -409,7 +412,6 @@ def refresh(store: Store, collection: str, tree: DocsTree, strategy: "Strategy",
     fresh = {r.doc.path: r for r in results}
     by_path = {d.path: d for d in docs}
     limit = getattr(embedder, "max_seq_length", None) or 0
-    owner = store.owner(collection)
     for rel in order:
         old = stored.files.get(rel) if stored is not None else None
         doc = by_path.get(rel)
@@ -426,7 +428,7 @@ def refresh(store: Store, collection: str, tree: DocsTree, strategy: "Strategy",
             continue
         if r is None:
             continue
-        points = tuple(dict.fromkeys(point_id(c.path, c.start, c.end, c.text, owner) for c in r.chunks))
+        points = tuple(dict.fromkeys(ids[id(c)] for c in r.chunks))
         long = sum(1 for c in r.chunks if limit and c.embed_tokens is not None and c.embed_tokens > limit)
         files[rel] = FileRecord(size, mtime, hashes[rel], points, len(r.chunks), long,
                                 tuple(sorted({k for c in r.chunks for k in (c.metadata or {})})), r.error)

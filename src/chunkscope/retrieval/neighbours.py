@@ -178,6 +178,12 @@ def reading_order(points: list[StoredPoint], order: Sequence[str] | None) -> lis
     return sorted(points, key=lambda p: (rank.get(p.path, last), p.path, p.chunk_index, p.start, p.id))
 
 
+def _by_cosine_then_position(candidate: tuple[int, float]) -> tuple[float, int]:
+    """Sort key of a (position, cosine) candidate: best cosine first, to 6 decimals (the last bits of a float32
+    product differ with the block it is computed in), then the earlier position."""
+    return -round(candidate[1], 6), candidate[0]
+
+
 def search_neighbourhoods(points: list[StoredPoint], vectors: np.ndarray, k: int = DEFAULT_K, *,
                           on_progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> Neighbourhoods:
     """Each point's ``k`` nearest other points by cosine, exactly (``vectors[i]`` is point ``i``'s vector).
@@ -214,9 +220,27 @@ def search_neighbourhoods(points: list[StoredPoint], vectors: np.ndarray, k: int
             # one vector would otherwise come in an order of the block size's choosing.
             wide = min(take + TIE_MARGIN, n - 1)
             best = np.argpartition(block, -wide, axis=1)[:, -wide:]
-            for r, cols in enumerate(best):
-                ordered = sorted(cols.tolist(), key=lambda j: (-round(float(block[r, j]), 6), j))[:take]
-                nearest.append([Neighbour(j, float(block[r, j])) for j in ordered])
+            # The candidates' cosines as Python floats in one call per block, not one numpy scalar at a time.
+            scores = np.take_along_axis(block, best, axis=1).tolist()
+            rows_picked = [sorted(zip(cols, vals), key=_by_cosine_then_position)
+                           for cols, vals in zip(best.tolist(), scores)]
+            cutoffs = [round(picked[take - 1][1], 6) for picked in rows_picked]
+            # More points tie with the take-th than the margin holds (copies of one page share one vector): which
+            # of them the partition kept is its own choice, so such a tie is taken from the whole row, by
+            # position. A superset first, for all such rows of the block at once (the margin is far above
+            # float32's spacing), then the exact rounded test.
+            tied = [r for r, picked in enumerate(rows_picked)
+                    if wide < n - 1 and round(picked[-1][1], 6) >= cutoffs[r]]
+            if tied:
+                floor = np.asarray([cutoffs[r] - 1e-6 for r in tied], dtype=np.float32)[:, None]
+                at, cols_at = np.nonzero(block[tied] >= floor)
+                found: list[list[tuple[int, float]]] = [[] for _ in tied]
+                for a, j, v in zip(at.tolist(), cols_at.tolist(), block[np.asarray(tied)[at], cols_at].tolist()):
+                    if round(v, 6) >= cutoffs[tied[a]]:
+                        found[a].append((j, v))
+                for a, r in enumerate(tied):
+                    rows_picked[r] = sorted(found[a], key=_by_cosine_then_position)
+            nearest.extend([Neighbour(j, v) for j, v in picked[:take]] for picked in rows_picked)
         if on_progress is not None:
             on_progress(step.advanced(len(nearest)))
     return Neighbourhoods(k, points, nearest, time.perf_counter() - t0)

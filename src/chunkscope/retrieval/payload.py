@@ -33,9 +33,30 @@ def signature_avgdl(sig: str) -> float | None:
     return float(tail) if sep and tail.isdigit() and int(tail) > 0 else None
 
 
+class _NotPlain(Exception):
+    """A value JSON would change (a tuple, a non-str key, an unknown object)."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """A copy of a value made only of what JSON keeps as it is (str, int, float, bool, None, lists, str-keyed
+    dicts); `_NotPlain` for anything else."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if kind is dict and all(type(k) is str for k in value):
+        return {k: _plain_copy(v) for k, v in value.items()}
+    raise _NotPlain
+
+
 def _jsonable(value: Any) -> Any:
-    """Payloads are JSON: tuples become lists, unknown objects their str."""
-    return json.loads(json.dumps(value, default=str))
+    """Payloads are JSON: tuples become lists, unknown objects their str. A value already plain JSON is copied
+    as it is, which is what the round-trip through JSON text would give, without writing and reading the text."""
+    try:
+        return _plain_copy(value)
+    except (_NotPlain, RecursionError):  # RecursionError: a cycle, which json.dumps reports as such
+        return json.loads(json.dumps(value, default=str))
 
 
 #: The payload key holding the strategy's own metadata. A namespace of its own, so a strategy's field never

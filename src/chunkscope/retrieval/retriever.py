@@ -8,15 +8,16 @@ missing section number gives "Chapter 3: Forward Kinematics", never "Chapter 3, 
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import time
-from typing import TYPE_CHECKING, Any, Collection, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from chunkscope.chunking.prefix import FieldFormatter
 from chunkscope.progress import CancelToken, ProgressFn
 from chunkscope.retrieval.search_modes import DEFAULT_SEARCH_MODE, check_search_mode
-from chunkscope.site.urls import chunk_url
+from chunkscope.site.urls import chunk_url, page_url
 from chunkscope.site.numbering import doc_numbering
 from chunkscope.retrieval.indexing import index_chunks
 from chunkscope.retrieval.manifest import Manifest, ManifestFile, StoredTree, manifest_file, refresh
@@ -25,7 +26,7 @@ from chunkscope.retrieval.store import Hit, IndexReport, Store
 if TYPE_CHECKING:
     import numpy as np
 
-    from chunkscope.chunking.model import Chunk
+    from chunkscope.chunking.model import Chunk, ChunkedDoc
     from chunkscope.chunking.strategy import Strategy
     from chunkscope.document.loader import Document, DocsTree
     from chunkscope.embedding.embedder import Embedder
@@ -69,32 +70,13 @@ def render_citation(template: str | None, metadata: Mapping[str, Any] | None, ch
     template = template or _DEFAULT_TEMPLATE
     values = citation_fields(chunk, doc)
     values.update({k: v for k, v in (metadata or {}).items()})
-    # Split the template into parts at literal separators: "Chapter {chapter}, Section {section_number}: {t}" →
-    # ["Chapter {chapter}", ", ", "Section {section_number}", ": ", "{t}"].
-    parts: list[tuple[str, bool]] = []  # (text, is_separator)
-    buf = ""
-    for literal, fname, spec, conv in string.Formatter().parse(template):
-        pos = 0
-        for m in _SEPARATOR.finditer(literal):
-            if m.start() == m.end():
-                continue
-            buf += _escape(literal[pos:m.start()])
-            parts.append((buf, False))
-            parts.append((m.group(0), True))
-            buf = ""
-            pos = m.end()
-        buf += _escape(literal[pos:])
-        if fname is not None:
-            buf += "{" + fname + ("!" + conv if conv else "") + (":" + spec if spec else "") + "}"
-    parts.append((buf, False))
     rendered: list[tuple[str, bool]] = []
     any_field_value = False
-    for text, is_sep in parts:
+    for text, is_sep, fields in _template_parts(template):
         if is_sep:
             rendered.append((text, True))
             continue
         fmt = FieldFormatter()
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
         try:
             out = fmt.vformat(text, (), values)
         except (ValueError, IndexError):  # a malformed template part is shown literally
@@ -123,6 +105,34 @@ def render_citation(template: str | None, metadata: Mapping[str, Any] | None, ch
         pending_sep = ""
     out = re.sub(r"\(\s*\)|\[\s*\]", "", out)
     return re.sub(r"\s{2,}", " ", out).strip()
+
+
+@functools.lru_cache(maxsize=64)
+def _template_parts(template: str) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+    """A template split into parts at its literal separators, each with the fields it names: parsed once per
+    template, not once per chunk. "Chapter {chapter}, Section {section_number}: {t}" → "Chapter {chapter}",
+    ", ", "Section {section_number}", ": ", "{t}"."""
+    parts: list[tuple[str, bool]] = []  # (text, is_separator)
+    buf = ""
+    for literal, fname, spec, conv in string.Formatter().parse(template):
+        pos = 0
+        for m in _SEPARATOR.finditer(literal):
+            if m.start() == m.end():
+                continue
+            buf += _escape(literal[pos:m.start()])
+            parts.append((buf, False))
+            parts.append((m.group(0), True))
+            buf = ""
+            pos = m.end()
+        buf += _escape(literal[pos:])
+        if fname is not None:
+            buf += "{" + fname + ("!" + conv if conv else "") + (":" + spec if spec else "") + "}"
+    parts.append((buf, False))
+    return tuple((text, is_sep, () if is_sep else _field_names(text)) for text, is_sep in parts)
+
+
+def _field_names(text: str) -> tuple[str, ...]:
+    return tuple(f for _, f, _, _ in string.Formatter().parse(text) if f is not None)
 
 
 def _strength(sep: str) -> int:
@@ -183,6 +193,8 @@ class Retriever:
         self.collection = store.use(strategy, embedder, owner=tree.root)
         self._chunks: list["Chunk"] | None = None
         self._docs: dict[str, "Document"] = {d.path: d for d in tree.documents}
+        #: Each page's published URL by path (`url`), until the documents change (`invalidate`).
+        self._page_urls: dict[str, str] = {}
         self.scope = loaded_paths(tree)
         self.last_report: IndexReport | None = None
         #: The documents the strategy could not chunk (`chunkscope.chunking.model.ChunkedDoc` with its ``error``).
@@ -192,10 +204,14 @@ class Retriever:
         if tree_settings is not None and not tree.partial:
             from chunkscope import __version__
 
-            self.manifest = manifest_file(tree.root, {
+            identity = {
                 "collection": self.collection, "store": self.store.location, "model": embedder.model_id,
                 "limit": getattr(embedder, "max_seq_length", None), "citation_template": self.citation_template,
-                "site_url": site_url or "", "tree": dict(tree_settings), "chunkscope": __version__})
+                "site_url": site_url or "", "tree": dict(tree_settings), "chunkscope": __version__}
+            contexts = getattr(strategy, "chunk_contexts", None)
+            if contexts is not None:  # embed_prefix = "llm": contexts written since change the chunks' embed text
+                identity["contexts"] = contexts.state()
+            self.manifest = manifest_file(tree.root, identity)
         self._stored: Manifest | None = None
         self._stored_checked = False
 
@@ -215,6 +231,13 @@ class Retriever:
             self._chunks = out
         return self._chunks
 
+    def use_chunked(self, results: Sequence["ChunkedDoc"]) -> None:
+        """Take the tree's chunks as the caller already cut them (`chunk_documents` of this tree's documents with
+        this strategy, e.g. lint's), so `chunks` does not cut the tree a second time. Indexing fills in their
+        ``embed_tokens`` where missing."""
+        self._chunks = [c for r in results for c in r.chunks]
+        self.chunk_failures = [r for r in results if r.error]
+
     def use_stored(self, stored: "StoredTree") -> None:
         """Take the tree as its manifest knows it (`chunkscope.retrieval.manifest.stored_tree`): the documents it
         read again, every other indexed file unread."""
@@ -226,6 +249,7 @@ class Retriever:
         """Documents changed (reloaded in the tree): chunk again on next use."""
         self._chunks = None
         self._docs = {d.path: d for d in self.tree.documents}
+        self._page_urls.clear()
         self.scope = loaded_paths(self.tree)
 
     def citation(self, chunk: "Chunk") -> str:
@@ -238,7 +262,12 @@ class Retriever:
 
     def url(self, chunk: "Chunk") -> str:
         doc = self._docs.get(chunk.path)
-        return chunk_url(self.site_url, doc, chunk) if doc is not None else ""
+        if doc is None:
+            return ""
+        page = self._page_urls.get(doc.path)
+        if page is None:
+            page = self._page_urls[doc.path] = page_url(self.site_url, doc)  # once per page, not per chunk
+        return chunk_url(self.site_url, doc, chunk, page)
 
     def _extra(self, chunk: "Chunk") -> dict[str, Any]:
         return {"citation": self.citation(chunk), "url": self.url(chunk)}
@@ -253,6 +282,48 @@ class Retriever:
                 m = None
             self._stored, self._stored_checked = m, True
         return self._stored
+
+    def in_step(self) -> IndexReport | None:
+        """The index report of a collection its manifest vouches for from file stats alone, without reading,
+        hashing or chunking a file; None when it cannot (then `ensure_indexed` compares the texts).
+
+        It vouches when the tree holds exactly the files the manifest lists, each loaded at the stamp it was
+        indexed at, nothing changed on disk since (`Manifest.changes`: stats only, recent writes counted as
+        changes), and the tree's root, site and problems are those it was indexed with: the points are then those
+        `ensure_indexed` would leave as they are. A question on an indexed tree then costs a few thousand
+        ``stat`` calls, not a hash of every document (an app holds the whole tree loaded).
+        """
+        import os
+        from pathlib import Path
+
+        from chunkscope.chunking.model import ChunkedDoc
+        from chunkscope.retrieval.manifest import site_dict
+
+        m = self.stored()
+        tree = self.tree
+        if m is None or self.unread or tree.partial or len(m.files) != len(tree.documents):
+            return None
+        if m.root != str(Path(os.path.abspath(tree.root))) or m.site != site_dict(tree.site) \
+                or list(tree.problems) != m.problems:
+            return None
+        for d in tree.documents:
+            rec = m.files.get(d.path)
+            if rec is None or rec.size < 0 or rec.mtime_ns != d.mtime_ns:
+                return None
+        if m.changes():
+            return None
+        report = IndexReport(collection=self.collection)
+        failures: list[ChunkedDoc] = []
+        for d in tree.documents:
+            rec = m.files[d.path]
+            report.chunks += rec.chunks
+            report.unchanged += len(rec.points)
+            report.truncated += rec.truncated
+            if rec.error:
+                failures.append(ChunkedDoc(d, [], rec.error))
+        self.chunk_failures = failures
+        self.last_report = report
+        return report
 
     def filter_fields(self) -> set[str]:
         """Every key a payload filter may name: the payload's own fields and the strategy's metadata keys."""

@@ -2,7 +2,8 @@
 
 - ``dense``: cosine similarity of the embedder's vectors (what most chatbots do).
 - ``keyword``: BM25 over the chunks' words, scored by Qdrant from sparse vectors with its IDF modifier.
-- ``hybrid``: both rankings, fused by reciprocal rank fusion (Qdrant's formula, k = 2; equal scores by point id).
+- ``hybrid``: both rankings, fused by reciprocal rank fusion (Qdrant's formula, k = 2; equal scores by point id),
+  each ranked `engine.FUSION_DEPTH` deep whatever k up to it: one fused ranking, of which every list is the start.
 
 Scores differ in kind between modes (cosine, BM25, fused rank); ranks and miss reasons hold for all three.
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 SEARCH_MODES = ("dense", "keyword", "hybrid")
 DEFAULT_SEARCH_MODE = "dense"
 #: Dimensions of a sweep or an eval grid that are the retrieval pipeline's, not a strategy's parameters: how
-#: questions are matched, and the embedding model.
-PIPELINE_KEYS = ("search", "embedder")
+#: questions are matched, the embedding model, and what a hit returns (small-to-big, `retrieval.parents`).
+PIPELINE_KEYS = ("search", "embedder", "parent")
 
 
 class SearchModeError(ValueError):

@@ -147,8 +147,9 @@ def page_url(site_url: str | None, doc: "Document") -> str:
     return f"{site.site_url}{url_path(site.page_path(route))}"
 
 
-def chunk_url(site_url: str | None, doc: "Document", chunk: Span) -> str:
+def chunk_url(site_url: str | None, doc: "Document", chunk: Span, page: str | None = None) -> str:
     """The published page of ``doc`` (`page_url`) + the fragment of the heading the chunk's content starts
-    under, percent-encoded as a browser sends it (`url_fragment`)."""
+    under, percent-encoded as a browser sends it (`url_fragment`). ``page``: that page's URL, already worked out
+    (every chunk of a page shares it)."""
     h = doc.content_heading(chunk.start, chunk.end)
-    return f"{page_url(site_url, doc)}{heading_fragment(h) or ''}"
+    return f"{page_url(site_url, doc) if page is None else page}{heading_fragment(h) or ''}"

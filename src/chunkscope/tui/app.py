@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from textual.app import App
 from textual.binding import Binding
@@ -118,6 +118,7 @@ class ChunkscopeApp(App[int]):
         from chunkscope.tui.screens.compare import CompareScreen
         from chunkscope.tui.screens.evaluation import EvaluationScreen, MissedList
         from chunkscope.tui.screens.files import FilesScreen, FilesTable
+        from chunkscope.tui.screens.pick_pair import PickPairScreen
         from chunkscope.tui.widgets.lint_pane import LintPane
         from chunkscope.tui.widgets.query_pane import HitList, QueryPane
         from chunkscope.tui.widgets.source_view import SourceView
@@ -134,6 +135,7 @@ class ChunkscopeApp(App[int]):
             ("Files view", bindings(FilesScreen, FilesTable)),
             ("Compare mode", bindings(CompareScreen)),
             ("Evaluation", bindings(EvaluationScreen, MissedList)),
+            ("Two configurations (V)", bindings(PickPairScreen)),
         ]
         keymap = {k: ",".join(v) if isinstance(v, (list, tuple)) else str(v) for k, v in (self._keymap or {}).items()}
         self.push_screen(HelpScreen(groups, keymap))
@@ -159,23 +161,22 @@ class ChunkscopeApp(App[int]):
             self.notify(visible(str(exc), oneline=True), severity="error")
 
 
-def run_app(tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> int:
-    """Open the explorer on a loaded tree; returns the exit code.
+def run_app(tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> NoReturn:
+    """Open the explorer on a loaded tree; the process ends with the app (the exit code is its own).
 
-    Quitting always quits: a worker thread still inside a strategy that never returns (threads cannot be
-    stopped from outside) would otherwise keep the process alive after the screen is gone.
+    Quitting never waits for background work. The app runs on an event loop of its own rather than under
+    ``asyncio.run``, which joins every worker thread before it returns: a tree count, a probe's embedding batch
+    or a strategy that never returns (threads cannot be stopped from outside) would hold the quit. The workers
+    are cancelled with the app, and the explorer closes the query session's store and caches on its way out
+    (see `ExplorerScreen.on_unmount`). Then the process ends at once: the interpreter's own teardown of the
+    loaded tree, tokenizers and model took 1-2 s more on a blank terminal (``bench/bench_tui.py``, "q, idle").
     """
+    import asyncio
     import os
     import sys
-    import threading
 
     app = ChunkscopeApp(tree, config, resolved)
-    code = int(app.run() or 0)
-    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
-    if stuck:
-        threading.Event().wait(0.5)  # a worker finishing its last step is not stuck
-        if any(t.is_alive() for t in stuck):
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    return code
+    code = int(app.run(loop=asyncio.new_event_loop()) or 0)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -44,6 +44,9 @@ class ChunkscopeCommands(Provider):
         out += [
             ("evaluate: presets", explorer.action_evaluate,
              "probe the current strategy and every configured preset; their retrieval metrics side by side"),
+            ("evaluate: two configurations", explorer.action_evaluate_pair,
+             "pick two configurations (current values or presets, search mode, embed prefix) and probe them side "
+             "by side"),
             ("index: rebuild", explorer.rebuild_index, "drop this strategy's vector index and build it again"),
             ("export: chunks as JSONL", explorer.export_chunks,
              "write every chunk of the tree (current strategy) to a .jsonl file in the working directory"),

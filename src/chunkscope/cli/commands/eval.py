@@ -26,6 +26,7 @@ from chunkscope.cli.misses import print_miss_chunks
 from chunkscope.cli.options import (
     add_docs_arg,
     add_json_arg,
+    add_parent_arg,
     add_rerank_args,
     add_search_arg,
     add_store_args,
@@ -52,6 +53,11 @@ below: both ranks named), shadowed (a near-duplicate elsewhere in the tree, cosi
 its place), split, below-k. Each miss names the chunk holding the passage (rank, score,
 path:line) and the chunks ranked above it.
 
+parents (--parent section|window:N|page): the chunks are searched, the parents of the top k chunks (merged, each
+with its best child's rank) are what counts: a "· parent=" column beside each strategy's. A parent hit the chunks
+missed is "carried"; a parent miss keeps the chunk's reason, or is outside-parent: a chunk of the same page ranked
+within k, but its parent stops short of the passage.
+
 baselines: --save-baseline FILE keeps every strategy's metrics; --baseline FILE prints each metric's change and
 exits 1 when one drops by more than --tolerance (the same 0-1 units as the metrics: 0.02 is two points).
 """
@@ -67,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store_args(p)
     add_search_arg(p, several=True)
     add_rerank_args(p, compare=True)
+    add_parent_arg(p, compare=True)
     p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
                    help="score every combination as its own column: a strategy parameter (embed_prefix=none,heading), "
                         "search=dense,keyword,hybrid or embedder=all-MiniLM-L6-v2,openai:MODEL (repeatable)")
@@ -115,6 +122,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from chunkscope.evaluation.baselines import Baseline
     from chunkscope.evaluation.evaluate import evaluate
     from chunkscope.evaluation.queries import load_queries
+    from chunkscope.retrieval.parents import parse_parent
 
     ks = _parse_ks(args.k)
     bars = _parse_bars(args.fail_under)
@@ -136,11 +144,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with retrieval_setup.open_store(ctx, args) as store:
             with graceful_interrupt() as cancel, progress_bar("eval", quiet=args.json) as on_progress:
                 # One evaluate() per (search mode, embedder): the strategies of a group share its question vectors.
-                groups: dict[tuple[str, str | None, bool], list[tuple[str, Any]]] = {}
+                groups: dict[tuple[str, str | None, bool, str], list[tuple[str, Any]]] = {}
                 for v in variants:
-                    groups.setdefault((v.search, v.embedder, v.rerank), []).append((v.label, v.strategy))
+                    groups.setdefault((v.search, v.embedder, v.rerank, v.parent), []).append((v.label, v.strategy))
                 by_label = {}
-                for (mode, emb_name, rerank), pairs in groups.items():
+                for (mode, emb_name, rerank, parent), pairs in groups.items():
                     if emb_name not in embedders:
                         embedders[emb_name] = retrieval_setup.make_embedder(ctx, args, emb_name)
                     for r in evaluate(
@@ -148,9 +156,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
                         embedder=embedders[emb_name], store_factory=lambda label, strategy: store,
                         on_progress=on_progress, cancel=cancel, site_url=ctx.config.site_url or None,
                         passage_unit=args.passage_unit, search_mode=mode, reranker=reranker if rerank else None,
+                        parent=parse_parent(parent),
                     ):
                         by_label[r.strategy_label] = r
-                results = [by_label[v.label] for v in variants]
+                # Each strategy's chunks, then (with a parent) their parents beside them.
+                results = [x for v in variants for x in by_label[v.label].levels()]
     finally:
         for e in embedders.values():
             e.close()
@@ -194,6 +204,7 @@ class EvalVariant:
     search: str
     embedder: str | None  # None: the command's embedder (--embedder or [embedder])
     rerank: bool = False  # the command's reranker (--rerank or [rerank]) follows the search
+    parent: str = "none"  # what hits return (--parent, the preset's, [retrieval] parent): scored beside the chunks
 
 
 def eval_variants(args: argparse.Namespace, config: Config, resolved: Sequence[ResolvedStrategy],
@@ -205,9 +216,13 @@ def eval_variants(args: argparse.Namespace, config: Config, resolved: Sequence[R
     out: list[EvalVariant] = []
     for r in resolved:
         modes = given or [r.search or config.search_mode]  # a preset's own search mode (what tune chose)
+        parent = retrieval_setup.parent_spec(args, config, r.parent).label
         grid = parse_grid(args.grid, r.strategy.name) if getattr(args, "grid", None) else {}
         if "search" in grid and getattr(args, "search", None):
             raise ParamError("give the search modes with --search or --grid search=…, not both")
+        if "parent" in grid:  # a pipeline key of the sweep's grid; eval puts the parents beside the chunks
+            raise ParamError("eval shows each strategy's parents beside its chunks: give --parent KIND, "
+                             "not --grid parent=…")
         axes = {"search": grid.pop("search", modes), **grid}
         names = list(axes)
         for combo in itertools.product(*(axes[n] for n in names)):
@@ -216,10 +231,10 @@ def eval_variants(args: argparse.Namespace, config: Config, resolved: Sequence[R
             strategy = r.strategy if not params else type(r.strategy)(**{**r.strategy.params, **params})
             varied = [f"{n}={v}" for n, v in point.items() if len(axes[n]) > 1]
             label = " · ".join([r.label, *varied])
-            out.append(EvalVariant(label, strategy, str(point["search"]), point.get("embedder")))
+            out.append(EvalVariant(label, strategy, str(point["search"]), point.get("embedder"), parent=parent))
             if rerank_label is not None:
                 out.append(EvalVariant(f"{label} · {rerank_label}", strategy, str(point["search"]),
-                                       point.get("embedder"), rerank=True))
+                                       point.get("embedder"), rerank=True, parent=parent))
     return out
 
 
@@ -277,6 +292,10 @@ def print_eval(results, ks: list[int], comparison=None) -> None:
     con.print(Text(f"passage metrics in {unit}; text shared by overlapping chunks counted once", style="dim"))
     if comparison is not None:
         print_baseline_notes(con, comparison)
+    for r in results:
+        if r.carried:
+            con.print(Text(f"{visible(r.strategy_label, oneline=True)}: {r.carried} question"
+                           f"{'s' if r.carried != 1 else ''} the chunks missed, carried by the parent", style="dim"))
     for r in results:
         misses = [q for q in r.per_query if q.reason]
         if not misses:

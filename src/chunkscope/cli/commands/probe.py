@@ -13,8 +13,8 @@ from chunkscope.cli import retrieval_setup
 from chunkscope.cli.context import load_context, strategies_from_args
 from chunkscope.cli.exits import EXIT_OK, Interrupted, documents_exit
 from chunkscope.cli.misses import print_miss_chunks
-from chunkscope.cli.options import add_docs_arg, add_json_arg, add_probe_args, add_rerank_args, add_search_arg, \
-    add_store_args, add_strategy_args
+from chunkscope.cli.options import add_docs_arg, add_json_arg, add_parent_arg, add_probe_args, add_rerank_args, \
+    add_search_arg, add_store_args, add_strategy_args
 from chunkscope.cli.output import console, error, print_wrapped
 from chunkscope.cli.parsing import check_k, max_queries, parse_levels
 from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_probe_args(p)
     add_search_arg(p)
     add_rerank_args(p, compare=True)
+    add_parent_arg(p, compare=True)
     p.add_argument("-k", type=int, default=5, help="a heading is answered when its section ranks within k (default 5)")
     p.add_argument("--show", type=int, default=30, metavar="N", help="list at most N missed sections per list (0: all)")
     add_json_arg(p, "machine-readable output, with every section's result")
@@ -56,24 +57,28 @@ def cmd_probe(args: argparse.Namespace) -> int:
     # reranker each strategy once without it and once with it; the columns keep the order given in the one table.
     reranker = retrieval_setup.make_reranker(ctx.config, args)
     reranks = [None, reranker] if reranker is not None else [None]
-    groups: dict[tuple[str, Any], list[tuple[str, Any]]] = {}
+    groups: dict[tuple[str, Any, Any], list[tuple[str, Any]]] = {}
     order = []
     for r in resolved:
+        # With a parent (small-to-big), each strategy's parents are a row of their own, under its chunks'.
+        parent = retrieval_setup.parent_spec(args, ctx.config, r.parent)
         for rr in reranks:
             label = r.label if rr is None else f"{r.label} · {rr.spec.label}"
             mode = retrieval_setup.search_mode(args, ctx.config, r.search)
-            groups.setdefault((mode, rr), []).append((label, r.strategy))
+            groups.setdefault((mode, rr, parent), []).append((label, r.strategy))
             order.append(label)
+            if parent.active:
+                order.append(f"{label} · parent={parent.label}")
     parts = []
     try:
         # The store first: a tree in use by another process is said at once, before the model loads.
         with retrieval_setup.open_store(ctx, args) as store:
             embedder = retrieval_setup.make_embedder(ctx, args)
             with graceful_interrupt() as cancel, progress_bar("probe", quiet=args.json) as on_progress:
-                for (mode, rr), pairs in groups.items():
+                for (mode, rr, parent), pairs in groups.items():
                     part = probe(ctx.tree, pairs, k=k, probe_set=pset, embedder=embedder, store=store,
                                  on_progress=on_progress, cancel=cancel, site_url=ctx.config.site_url or None,
-                                 search_mode=mode, reranker=rr)
+                                 search_mode=mode, reranker=rr, parent=parent)
                     parts.append(part)
                     if part.cancelled:
                         break  # a stop covers the rest: what finished is reported

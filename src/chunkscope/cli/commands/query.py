@@ -20,6 +20,7 @@ from chunkscope.cli.exits import documents_exit
 from chunkscope.cli.options import (
     add_docs_arg,
     add_json_arg,
+    add_parent_arg,
     add_rerank_args,
     add_search_arg,
     add_store_args,
@@ -44,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "text-embedding-3-small as in seed 004, 0.45 for all-MiniLM-L6-v2, measured)")
     add_search_arg(p)
     add_rerank_args(p)
+    add_parent_arg(p)
     p.add_argument("--filter", action="append", metavar="KEY=VALUE",
                    help="payload filter, e.g. chapter_id=ch03 or path=intro.md: any metadata field of the strategy "
                         "(see `chunk --format jsonl`) or path, heading, chunk_index (repeatable: all must match)")
@@ -80,6 +82,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     k = config.k if args.k is None else args.k
     filters = parse_filters(args.filter or [])
     mode = retrieval_setup.search_mode(args, config, resolved.search)
+    parent = retrieval_setup.parent_spec(args, config, resolved.parent)
     reranker = retrieval_setup.make_reranker(config, args)  # a bad spec fails before the tree is read
     # An indexed, unchanged tree answers from its manifest and the store: no file is loaded or chunked.
     with retrieval_setup.indexed_retriever(args, config, resolved, mode) as (ctx, retriever):
@@ -101,10 +104,18 @@ def cmd_query(args: argparse.Namespace) -> int:
         finally:
             if reranker is not None:
                 reranker.close()
+        if parent.active:
+            # The chunks were searched; the parents answer, each once (small-to-big, auto-merging).
+            from chunkscope.retrieval.parents import ParentResolver, tree_documents
+
+            resolver = ParentResolver(parent, tree_documents(retriever.tree, ctx.config.max_file_bytes),
+                                      retriever.strategy.counter)
+            hits = list(resolver.merge(hits))
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2).translate(_ESC))
     else:
-        print_hits(hits, args.question, threshold, resolved.label, filters)
+        label = resolved.label if not parent.active else f"{resolved.label} · parent={parent.label}"
+        print_hits(hits, args.question, threshold, label, filters)
     return documents_exit(ctx.tree, retriever.chunk_failures)
 
 
@@ -121,6 +132,7 @@ def print_hits(hits: Sequence[Hit], question: str, threshold: float | None, labe
     cut, never wrapped: a terminal, copy and grep see them as they are); the text's preview wrapped under them."""
     from rich.text import Text
 
+    from chunkscope.retrieval.parents import ParentHit
     from chunkscope.retrieval.rerankers.base import RerankedHit
 
     con = console()
@@ -142,6 +154,11 @@ def print_hits(hits: Sequence[Hit], question: str, threshold: float | None, labe
             citations.append(Text(f"    {visible(h.url, oneline=True)}", style=cite_style))
         # soft_wrap: printed as they are, however long; a cut URL ("#practical-implementat…") looks like a link
         # and is wrong.
+        if isinstance(h, ParentHit):
+            found = ", ".join(f"#{c.rank} line {c.start_line}" for c in h.children)
+            citations.append(Text(f"    {h.parent} lines {h.start_line}-{h.end_line}, found by "
+                                  f"{len(h.children)} chunk{'s' if len(h.children) != 1 else ''}: {found}",
+                                  style="dim"))
         for line in citations:
             con.print(line, soft_wrap=True)
         # The preview wraps at the terminal's width, each line under the citation's indent.

@@ -13,7 +13,15 @@ from chunkscope.safe_text import json_line, visible
 from chunkscope.cli import retrieval_setup
 from chunkscope.cli.context import load_context
 from chunkscope.cli.exits import EXIT_USAGE, Interrupted, documents_exit
-from chunkscope.cli.options import add_docs_arg, add_json_arg, add_probe_args, add_search_arg, add_store_args
+from chunkscope.cli.options import (
+    add_docs_arg,
+    add_json_arg,
+    add_parent_arg,
+    add_probe_args,
+    add_rerank_args,
+    add_search_arg,
+    add_store_args,
+)
 from chunkscope.cli.output import console, error, human_bytes
 from chunkscope.cli.parsing import check_k, max_queries, parse_grid, parse_levels, parse_param_args
 from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
@@ -31,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--param", "-p", action="append", metavar="KEY=VALUE", help="a parameter every point shares")
     p.add_argument("--config", metavar="FILE", help="config file")
     p.add_argument("--grid", "-g", action="append", metavar="NAME=V1,V2,...",
-                   help="values of one parameter (repeat for more parameters; every combination is scored)")
+                   help="values of one parameter (repeat for more parameters; every combination is scored); "
+                        "also search=…, embedder=… and parent=none,section,window:N,page")
     p.add_argument("-k", type=int, default=5, help="cut-off of the default metric hit@k and of MRR (default 5)")
     p.add_argument("--metric", metavar="METRIC",
                    help="what ranks the points: hit@N, mrr, recall@N, ndcg@N, passage_recall@N, "
@@ -41,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=float, default=None,
                    help="score threshold for QUERIES (default from config, else none)")
     add_search_arg(p)
+    add_rerank_args(p)
+    add_parent_arg(p)
     p.add_argument("--keep", action="store_true", help="keep the sweep's collections in the store afterwards")
     p.add_argument("--preset-name", default="sweep-best", metavar="NAME",
                    help="name of the printed preset (default sweep-best)")
@@ -49,21 +60,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_sweep)
 
 
-def _sweep_target(args: argparse.Namespace, cfg: Config) -> tuple[str, dict[str, Any], str | None]:
+def _sweep_target(args: argparse.Namespace, cfg: Config) -> tuple[str, dict[str, Any], str | None, str | None]:
     """The strategy to sweep, the parameters every point shares (config defaults, a preset's, --param), and the
-    swept preset's search mode (None for a strategy, or a preset naming none): the points run in the mode the
-    preset is used in, unless --search or a grid says."""
+    swept preset's search mode and parent (None for a strategy, or a preset naming none): the points run in the
+    mode the preset is used in, unless --search or a grid says."""
     from chunkscope.chunking.registry import strategy_class
     from chunkscope.config.reader import preset_named
 
     name = args.strategy[0] if args.strategy else cfg.strategy
     cli = parse_param_args(args.param)
-    preset_search = None
+    preset_search = preset_parent = None
     found = preset_named(cfg, name)
     if found is not None:
         preset = dict(found)
         strat = preset.pop("strategy")
         preset_search = preset.pop("search", None)  # no parameter: how the points are searched
+        preset_parent = preset.pop("parent", None)  # no parameter either: what the hits return
         base = {**cfg.strategies.get(strat, {}), **preset, **cli}
     else:
         strat = name
@@ -73,7 +85,7 @@ def _sweep_target(args: argparse.Namespace, cfg: Config) -> tuple[str, dict[str,
     for key in base:
         if key not in declared:
             raise ParamError(f"{strat}: unknown parameter {key!r} (parameters: {', '.join(declared) or 'none'})")
-    return strat, base, preset_search
+    return strat, base, preset_search, preset_parent
 
 
 def check_one_strategy(args: argparse.Namespace) -> None:
@@ -101,8 +113,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     max_q = max_queries(args.max_queries)
     labelled = None if args.probe else load_queries(args.queries)
     ctx = load_context(args)
-    strat, base, preset_mode = _sweep_target(args, ctx.config)
+    strat, base, preset_mode, preset_parent = _sweep_target(args, ctx.config)
     grid = parse_grid(args.grid, strat)
+    if "parent" in grid and args.parent:
+        raise ParamError("give the parent with --parent or --grid parent=…, not both")
+    parent = retrieval_setup.parent_spec(args, ctx.config, preset_parent).label
+    reranker = retrieval_setup.make_reranker(ctx.config, args)
     if labelled is None:
         lo, hi = parse_levels(args.levels)
         queries: Any = probe_sections(ctx.tree, min_level=lo, max_level=hi, max_queries=max_q,
@@ -113,21 +129,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         threshold = args.threshold if args.threshold is not None else ctx.config.query.get("threshold")
     mode = retrieval_setup.search_mode(args, ctx.config, preset_mode)
     # The store first: a tree in use by another process is said at once, before the model loads.
-    with retrieval_setup.open_store(ctx, args) as store:
-        embedder = retrieval_setup.make_embedder(ctx, args)
-        with graceful_interrupt() as cancel, progress_bar(f"sweep {strat}", quiet=args.json) as on_progress:
-            result = sweep(ctx.tree, strat, grid, queries, base_params=base, k=k, metric=args.metric,
-                           threshold=threshold, max_queries=None if args.probe else max_q, embedder=embedder,
-                           store=store, keep=args.keep, on_progress=on_progress, cancel=cancel,
-                           site_url=ctx.config.site_url or None, search_mode=mode,
-                           embedder_factory=lambda name: retrieval_setup.make_embedder(ctx, args, name))
+    try:
+        with retrieval_setup.open_store(ctx, args) as store:
+            embedder = retrieval_setup.make_embedder(ctx, args)
+            with graceful_interrupt() as cancel, progress_bar(f"sweep {strat}", quiet=args.json) as on_progress:
+                result = sweep(ctx.tree, strat, grid, queries, base_params=base, k=k, metric=args.metric,
+                               threshold=threshold, max_queries=None if args.probe else max_q, embedder=embedder,
+                               store=store, keep=args.keep, on_progress=on_progress, cancel=cancel,
+                               site_url=ctx.config.site_url or None, search_mode=mode,
+                               embedder_factory=lambda name: retrieval_setup.make_embedder(ctx, args, name),
+                               reranker=reranker, parent=parent)
+    finally:
+        if reranker is not None:
+            reranker.close()
     if args.json:
         print(json_line(result.to_dict()))
     else:
         # The swept preset's mode goes into the printed one too (unless the grid chose a mode): a preset found
         # best in hybrid search and used in dense would not be the one that was scored.
         keep_mode = mode if preset_mode is not None and "search" not in grid else None
-        print_sweep(result, args.preset_name, keep_mode)
+        # Likewise the parent the points were scored with, when the grid did not choose it.
+        keep_parent = parent if parent != "none" and "parent" not in grid else None
+        print_sweep(result, args.preset_name, keep_mode, keep_parent)
     if result.cancelled:
         raise Interrupted("the table covers the points that finished")
     if result.best is None:
@@ -136,8 +159,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return documents_exit(ctx.tree)
 
 
-def print_sweep(result: SweepResult, preset_name: str = "sweep-best", search: str | None = None) -> None:
-    """The ranked table, what was skipped, and the best point as a preset (with ``search`` when given)."""
+def print_sweep(result: SweepResult, preset_name: str = "sweep-best", search: str | None = None,
+                parent: str | None = None) -> None:
+    """The ranked table, what was skipped, and the best point as a preset (with ``search`` and ``parent`` when
+    given)."""
     from rich.text import Text
 
     con = console()
@@ -166,6 +191,8 @@ def print_sweep(result: SweepResult, preset_name: str = "sweep-best", search: st
     if snippet:
         if search is not None:
             snippet += f'search = "{search}"\n'  # one of SEARCH_MODES: plain words, no TOML escaping needed
+        if parent is not None:
+            snippet += f'parent = "{parent}"\n'  # a ParentSpec label: plain words and digits
         con.print()
         con.print(Text("add to chunkscope.toml, then use -s " + preset_name + ":", style="bold"))
         # Printed raw (no rich wrapping) so it can be copied as is; values went through the TOML writer.

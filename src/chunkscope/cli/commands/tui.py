@@ -7,7 +7,7 @@ import argparse
 from chunkscope.chunking.params import ParamError
 from chunkscope.retrieval.search_modes import SEARCH_MODES
 from chunkscope.cli.context import load_context, strategies_from_args
-from chunkscope.cli.options import add_docs_arg, add_strategy_args
+from chunkscope.cli.options import add_docs_arg, add_rerank_args, add_strategy_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,6 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--embed-url", metavar="URL", help="the endpoint of an openai: embedder")
     p.add_argument("--search", choices=SEARCH_MODES, help="how questions are matched (ctrl+s in the app cycles)")
     p.add_argument("--threshold", type=float, help="score threshold (default: the embedder's own; ctrl+t in the app)")
+    add_rerank_args(p)
     p.set_defaults(func=cmd_tui)
 
 
@@ -25,9 +26,14 @@ def cmd_tui(args: argparse.Namespace) -> int:
     ctx = load_context(args, report_problems=False, require_documents=False)
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
         raise ParamError(f"--threshold must be between -1 and 1 (a cosine score), got {args.threshold}")
+    if args.rerank_depth is not None and args.rerank_depth < 1:
+        raise ParamError(f"--rerank-depth must be at least 1, got {args.rerank_depth}")
     config = ctx.config.with_command_line(embedding__model=args.embedder, embedding__url=args.embed_url,
-                                          query__search=args.search, query__threshold=args.threshold)
+                                          query__search=args.search, query__threshold=args.threshold,
+                                          rerank__model=args.rerank, rerank__url=args.rerank_url,
+                                          rerank__depth=args.rerank_depth)
     config.embedder_spec()  # a bad --embedder or --embed-url is one line now, not at the first question
+    config.reranker()  # likewise a reranker that cannot be named (the query pane applies it after the search)
     resolved = strategies_from_args(args, config)[0]
     from chunkscope.tui.app import run_app
 

@@ -21,7 +21,7 @@ from chunkscope.safe_text import json_line, visible
 from chunkscope.cli import retrieval_setup
 from chunkscope.cli.context import Context, load_context
 from chunkscope.cli.exits import EXIT_USAGE, Interrupted, documents_exit
-from chunkscope.cli.options import add_docs_arg, add_json_arg, add_store_args
+from chunkscope.cli.options import add_docs_arg, add_json_arg, add_rerank_args, add_store_args
 from chunkscope.cli.output import console, error
 from chunkscope.cli.parsing import parse_levels, parse_search
 from chunkscope.cli.progress_bar import graceful_interrupt, progress_bar
@@ -36,6 +36,12 @@ embedding model never reads, chunks over or under the strategy's limits, lint er
 hubs or orphans. The weights are printed with the results. Label-free, the search modes are dense and hybrid
 (headings are their answers' own words, which flatters keyword search alone); give --search to choose.
 With QUERIES the score is 0.7 x hit@k + 0.3 x MRR on them, over every search mode.
+
+Each configuration is also tried with each --parent (default none,section: the parents' metrics score it) and,
+when a reranker is configured ([rerank] or --rerank), without and with it. A stage wins only when it answers
+more: a tie keeps the plain search. A preset names no reranker: the written preset's comment says whether the
+winner had it on (then keep [rerank] when you use the preset). Strategies that embed as they chunk (semantic)
+are searched when named with -s, or when the configuration has a [strategies.NAME] table or a preset of them.
 
 The search is successive halving: every configuration on a small part of the tree, the best third of them on a
 bigger part, the best of those on the whole tree, within --budget (wall time). Vectors come from the cache
@@ -92,6 +98,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--search", metavar="MODES",
                    help="search modes to search, comma-separated (default: dense,hybrid label-free; "
                         "dense,keyword,hybrid with QUERIES)")
+    p.add_argument("--parent", default="none,section", metavar="P,P,...",
+                   help="what hits return, each tried: none, section, window:N, page (default none,section)")
+    add_rerank_args(p)
     p.add_argument("-k", type=int, default=5, help="a question is answered within the top k (default 5)")
     p.add_argument("--levels", default="2-4", metavar="A-B", help="heading levels the probe asks (default 2-4)")
     p.add_argument("--threshold", type=float, default=None,
@@ -103,6 +112,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store_args(p)
     add_json_arg(p)
     p.set_defaults(func=cmd_tune)
+
+
+def parse_parents(text: str) -> list[str]:
+    """``--parent none,section`` → the parents, checked (one spelling each)."""
+    from chunkscope.retrieval.parents import ParentError, parse_parent
+
+    out: list[str] = []
+    for item in (x.strip() for x in (text or "").split(",")):
+        if not item:
+            continue
+        try:
+            label = parse_parent(item).label
+        except ParentError as exc:
+            raise ParamError(f"--parent {text!r}: {exc}") from None
+        if label not in out:
+            out.append(label)
+    if not out:
+        raise ParamError(f"--parent {text!r}: no value given (e.g. none,section)")
+    return out
+
+
+def configured_strategies(config: Any) -> list[str]:
+    """The strategies the configuration names: ``[strategies.NAME]`` tables and the presets' strategies."""
+    named = list(config.strategies)
+    named += [str(p["strategy"]) for p in config.presets.values() if isinstance(p, dict) and "strategy" in p]
+    return list(dict.fromkeys(named))
 
 
 def _check(args: argparse.Namespace) -> tuple[float | None, list[str] | None, list[str] | None, list[str] | None]:
@@ -148,6 +183,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from chunkscope.evaluation.tune.search import tune
 
     budget, strategies, modes, prefixes = _check(args)
+    parents = parse_parents(args.parent)
     lo, hi = parse_levels(args.levels)
     queries = load_queries(args.queries) if args.queries else None  # before the tree is read or the store opened
     ctx = load_context(args)
@@ -156,14 +192,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
     kw: dict[str, Any] = {}
     if prefixes is not None:
         kw["prefixes"] = prefixes
+    if strategies is None:
+        from chunkscope.evaluation.tune.space import default_strategies
+
+        # A strategy that embeds as it chunks (semantic) joins the default space when the configuration uses it.
+        strategies = default_strategies(configured_strategies(ctx.config))
+    reranker = retrieval_setup.make_reranker(ctx.config, args)
     # The store first: a tree in use by another process is said at once, before the model loads.
-    with retrieval_setup.open_store(ctx, args) as store:
-        embedder = retrieval_setup.make_embedder(ctx, args)
-        with graceful_interrupt() as cancel, progress_bar("tune", quiet=args.json) as on_progress:
-            result = tune(ctx.tree, queries, budget=budget, k=args.k, strategies=strategies, modes=modes,
-                          config=ctx.config, embedder=embedder, store=store, on_progress=on_progress, cancel=cancel,
-                          threshold=threshold, site_url=ctx.config.site_url or None, min_level=lo, max_level=hi,
-                          keep=args.keep, **kw)
+    try:
+        with retrieval_setup.open_store(ctx, args) as store:
+            embedder = retrieval_setup.make_embedder(ctx, args)
+            with graceful_interrupt() as cancel, progress_bar("tune", quiet=args.json) as on_progress:
+                result = tune(ctx.tree, queries, budget=budget, k=args.k, strategies=strategies, modes=modes,
+                              config=ctx.config, embedder=embedder, store=store, on_progress=on_progress,
+                              cancel=cancel, threshold=threshold, site_url=ctx.config.site_url or None,
+                              min_level=lo, max_level=hi, keep=args.keep, reranker=reranker, parents=parents, **kw)
+    finally:
+        if reranker is not None:
+            reranker.close()
     written = None
     # No answer (budget ended early, or a seed at its defaults won): nothing is written unless asked for.
     if target is not None and result.best is not None and not result.cancelled and (
@@ -233,8 +279,11 @@ def print_tune(result, args, written, target) -> None:
     else:
         what = f"on {result.queries} labelled questions"
     budget = f"budget {format_seconds(result.budget)}" if result.budget is not None else "no budget"
+    stages = f" × parent {', '.join(result.parents)}" if result.parents != ("none",) else ""
+    if result.rerank:
+        stages += f" × reranker {visible(result.rerank, oneline=True)} off/on"
     con.print(Text(f"tune {what} · {budget} · {result.chunkings} chunkings × {len(result.modes)} search modes "
-                   f"({', '.join(result.modes)})", style="bold"))
+                   f"({', '.join(result.modes)}){stages}", style="bold"))
     con.print(Text(weights_line(result) + "  (each part 0-1, higher is better)", style="dim"))
     gone = _unmeasured(result)
     if gone:
@@ -260,7 +309,9 @@ def print_tune(result, args, written, target) -> None:
     con.print(evidence_table(result, con.width))
     if best.misses:
         shown = best.misses[:5]
-        con.print(Text(f"the winner misses {best.missed} of {best.questions} questions, e.g.:", style="dim"))
+        why = ", ".join(f"{n} {r}" for r, n in best.reasons.items())
+        con.print(Text(f"the winner misses {best.missed} of {best.questions} questions"
+                       + (f" ({why})" if why else "") + ", e.g.:", style="dim"))
         for m in shown:
             con.print(Text("  " + visible(m, oneline=True), style="dim"))
     if result.skipped:

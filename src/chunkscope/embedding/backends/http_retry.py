@@ -70,6 +70,24 @@ def post_with_retries(client: Any, url: str, body: dict[str, Any], *, headers: C
         raise error(refusal(reply.status_code, reply, attempt))
 
 
+def refusal_line(where: str, status: int, reply: Any, attempts: int, *, key_refusal: str | None, api_key_env: str,
+                 not_found: str) -> str:
+    """The one line for an endpoint's final refusal: a key the trust rules kept back, a key refused, nothing
+    there (``not_found`` says what was looked for), still failing after retries, or the bare status; with the
+    server's own reason where it gave one."""
+    detail = server_message(reply)
+    said = f": {detail}" if detail else ""
+    if status in (401, 403) and key_refusal:
+        return f"{where}: the endpoint wants an API key (HTTP {status}), but {key_refusal}"
+    if status in (401, 403):
+        return f"{where}: the endpoint refused the API key (HTTP {status}); check {api_key_env}{said}"
+    if status == 404:
+        return f"{where}: not found (HTTP 404): {not_found}{said}"
+    if status in RETRY_STATUSES:
+        return f"{where}: still failing after {attempts} retries (HTTP {status}){said}"
+    return f"{where}: HTTP {status}{said}"
+
+
 def _sleep_before(attempt: int, retry_after: str | None, retries: RetryPolicy) -> None:
     try:
         delay = float(retry_after) if retry_after else None

@@ -37,6 +37,8 @@ class Trial:
     missed: int = 0
     misses: list[str] = field(default_factory=list)
     eval: EvalResult | None = None
+    #: Why the misses were missed: reason → questions (reranked-out, outside-parent, below-k, …).
+    reasons: dict[str, int] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -48,12 +50,13 @@ class Trial:
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "strategy": self.candidate.chunking.strategy,
                 "params": self.candidate.chunking.param_dict, "seed": self.candidate.chunking.seed,
-                "search": self.candidate.search, "rung": self.rung + 1, "score": round(self.score, 6),
+                "search": self.candidate.search, "rerank": self.candidate.rerank, "parent": self.candidate.parent,
+                "rung": self.rung + 1, "score": round(self.score, 6),
                 "parts": {k: None if v is None else round(v, 6) for k, v in self.parts.items()},
                 "metrics": {k: round(v, 6) for k, v in self.metrics.items()}, "chunks": self.chunks,
                 "questions": self.questions, "seconds": round(self.seconds, 3), "embedded": self.embedded,
                 "cached": self.cached, "structure": self.structure.to_dict() if self.structure else None,
-                "missed": self.missed, "misses": self.misses}
+                "missed": self.missed, "misses": self.misses, "reasons": self.reasons}
 
 
 @dataclass
@@ -79,6 +82,13 @@ class TuneResult:
     dropped: list[str] = field(default_factory=list)
     kept: str = ""  # the winner's collection, left in the store
     eta: int = ETA  # each rung kept the best 1/eta of what it measured
+    parents: tuple[str, ...] = ("none",)  # what hits return, each searched
+    rerank: str = ""  # the reranker searched on and off (``st:PATH``, ``http:MODEL``); "" when none
+
+    @property
+    def variants(self) -> int:
+        """Candidates per chunking: search modes × parents × reranker off/on (they share its collection)."""
+        return len(self.modes) * len(self.parents) * (2 if self.rerank else 1)
 
     @property
     def ended_early(self) -> bool:
@@ -126,7 +136,7 @@ class TuneResult:
         spent = need = 0.0
         for i, r in enumerate(self.rungs):
             if i > 0:
-                planned = min(planned, math.ceil(planned * len(self.modes) / self.eta) + 1)
+                planned = min(planned, math.ceil(planned * self.variants / self.eta) + 1)
             cost = r.seconds / r.measured if r.measured else per_char * r.chars
             spent += planned * cost
             need = max(need, spent * n / (i + 1))
@@ -186,6 +196,10 @@ class TuneResult:
         kind = "label-free" if self.source == "probe" else "labelled"
         measured = (f"score {best.score:.3f} on {where}, {what}; {len(self.trials)} trials in "
                     f"{format_seconds(self.seconds)}")
+        if self.rerank:
+            # A preset names no reranker: say whether the winner had it, so the preset is used the way it scored.
+            measured += (f"; with the reranker {self.rerank} (keep [rerank] when you use this preset)"
+                         if best.candidate.rerank else f"; without the reranker {self.rerank} (it did not help)")
         if self.no_answer:
             return f"best so far by chunkscope tune ({kind}), not an answer: {self.no_answer}; {measured}"
         return f"chosen by chunkscope tune ({kind}): {measured}"
@@ -200,6 +214,7 @@ class TuneResult:
         best, ref = self.best, self.reference
         return {
             "source": self.source, "k": self.k, "modes": list(self.modes), "weights": self.weights,
+            "parents": list(self.parents), "rerank": self.rerank or None,
             "chunkings": self.chunkings, "budget": self.budget, "seconds": round(self.seconds, 3),
             "cancelled": self.cancelled, "budget_spent": self.budget_spent, "queries": self.queries,
             "probe": self.probe.to_dict() if self.probe is not None else None,

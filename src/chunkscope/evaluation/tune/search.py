@@ -1,8 +1,11 @@
 """Tune: search strategies, their main parameters, ``embed_prefix`` and the search mode within a time budget.
 
 **The space** (`chunkscope.evaluation.tune.space`): for each strategy the values of its own `search_space`, each
-`embed_prefix` of `PREFIXES`, each search mode. A chunking's search modes share one collection and its vectors,
-so measuring a chunking measures every mode of it at the cost of the questions alone.
+`embed_prefix` of `PREFIXES`, each search mode, each ``parent`` asked for (what a hit returns), and with a
+reranker each of those without and with it. A chunking's variants share one collection and its vectors, so
+measuring a chunking measures every variant of it at the cost of the questions alone (and the reranker's). A
+parent variant is scored on its parents' metrics; it ties with its chunks when it carries no question they
+missed, and a tie keeps the earlier variant (no parent, no reranker): a stage wins only by answering more.
 
 **The search: successive halving** (`chunkscope.evaluation.tune.plan`). The wall-time budget is shared equally
 between the rungs (what one leaves, the next gets): a rung starts no new chunking once its share is spent, and
@@ -47,6 +50,7 @@ from chunkscope.evaluation.tune.score import (
 )
 from chunkscope.evaluation.tune.space import PREFIXES, Axes, Candidate, Chunking, search_space
 from chunkscope.progress import Cancelled, CancelToken, Phase, Progress, ProgressFn
+from chunkscope.retrieval.parents import ParentError, parse_parent
 from chunkscope.retrieval.search_modes import SEARCH_MODES, check_search_mode
 
 if TYPE_CHECKING:
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
     from chunkscope.document.loader import DocsTree
     from chunkscope.embedding.embedder import Embedder
     from chunkscope.evaluation.evaluate import EvalResult
+    from chunkscope.retrieval.rerankers.base import Reranker
     from chunkscope.retrieval.store import Store
 
 #: Search modes searched without labelled questions (see the module docstring for why not keyword).
@@ -72,11 +77,11 @@ class _Search:
     def __init__(self, tree: DocsTree, parts: list[Part], result: TuneResult, order: Mapping[Candidate, int], *,
                  embedder: Embedder, store: Store, config: Config | None, threshold: float | None,
                  site_url: str | None, cancel: CancelToken | None, on_progress: ProgressFn | None,
-                 clock: Callable[[], float], start: float, eta: int) -> None:
+                 clock: Callable[[], float], start: float, eta: int, reranker: Reranker | None = None) -> None:
         self.tree, self.parts, self.result, self.order = tree, parts, result, order
         self.embedder, self.store, self.config = embedder, store, config
         self.threshold, self.site_url, self.cancel, self.on_progress = threshold, site_url, cancel, on_progress
-        self.clock, self.eta = clock, eta
+        self.clock, self.eta, self.reranker = clock, eta, reranker
         self.labelled = result.source == "queries"
         self.start = start  # the budget counts from the call, planning included
         self.existing = set(store.collections())
@@ -111,8 +116,10 @@ class _Search:
         # A cosine threshold means nothing to BM25 scores or fused ranks; the probe has none at all.
         return self.threshold if self.labelled and mode == "dense" else None
 
-    def measure(self, ch: Chunking, modes: list[str], rung: int, report: ProgressFn) -> list[Trial]:
-        """One chunking on one rung, every mode of it: one collection, the questions asked once per mode."""
+    def measure(self, ch: Chunking, variants: list[Candidate], rung: int, report: ProgressFn) -> list[Trial]:
+        """One chunking on one rung, every variant of it (search mode, reranker, parent): one collection, the
+        questions asked once per variant."""
+        from chunkscope.retrieval.parents import parse_parent
         from chunkscope.retrieval.retriever import Retriever
 
         part, k = self.parts[rung], self.result.k
@@ -125,20 +132,29 @@ class _Search:
         if name not in self.existing and name not in self.created:
             self.created.append(name)  # named before the run, so one stopped half-way is still dropped
         began = time.perf_counter()
+        def stages(c: Candidate) -> dict[str, Any]:
+            lift = parse_parent(c.parent)
+            return {"reranker": self.reranker if c.rerank else None, "parent": lift if lift.active else None}
+
+        first = variants[0]
         # depth=k: a miss's deeper rank is not needed to rank configurations (and costs a search each).
         run = run_config(part.tree, ch.label, strategy, self.embedder, self.store, part.cases, part.regions,
-                         part.qvecs, ks=ks, miss_k=k, threshold=self._threshold(modes[0]), depth=k,
-                         site_url=self.site_url, step=report, cancel=self.hard, search_mode=modes[0])
-        evals = {modes[0]: run.result}
-        for m in modes[1:]:
-            retriever = Retriever(part.tree, strategy, self.embedder, self.store, self.site_url, search_mode=m)
-            evals[m] = score_retriever(retriever, ch.label, part.cases, part.regions, part.qvecs, ks=ks,
-                                       threshold=self._threshold(m), miss_k=k, depth=k, cancel=self.hard,
-                                       on_progress=report)
+                         part.qvecs, ks=ks, miss_k=k, threshold=self._threshold(first.search), depth=k,
+                         site_url=self.site_url, step=report, cancel=self.hard, search_mode=first.search,
+                         **stages(first))
+        evals = {first: run.result}
+        for c in variants[1:]:
+            st = stages(c)
+            retriever = Retriever(part.tree, strategy, self.embedder, self.store, self.site_url,
+                                  search_mode=c.search, reranker=st["reranker"])
+            evals[c] = score_retriever(retriever, ch.label, part.cases, part.regions, part.qvecs, ks=ks,
+                                       threshold=self._threshold(c.search), miss_k=k, depth=k, cancel=self.hard,
+                                       on_progress=report, parent=st["parent"])
         structure = None if self.labelled else self._structure(rung, run.collection, run.chunks, strategy)
         seconds = time.perf_counter() - began
-        out = [self._trial(Candidate(ch, m), rung, evals[m], structure, len(run.chunks), seconds, run.embedded,
-                           run.cached) for m in modes]
+        # A parent variant is judged by its parents (what the bot sends on), the chunks' misses kept in theirs.
+        out = [self._trial(c, rung, evals[c].parents or evals[c], structure, len(run.chunks), seconds,
+                           run.embedded, run.cached) for c in variants]
         self.result.embedded += run.embedded
         self.result.cached += run.cached
         return out
@@ -166,24 +182,24 @@ class _Search:
         misses = [part.labels[i] for i, q in enumerate(ev.per_query) if not q.hit]
         return Trial(cand, rung, self.order[cand], weighted(parts, self.result.weights), parts, metrics, chunks,
                      len(part.cases), seconds, embedded, cached, structure, len(misses), misses[:20],
-                     ev if part.tree is self.tree else None)
+                     ev if part.tree is self.tree else None, {r: n for r, n in ev.reasons.items() if n})
 
     def run_rung(self, r: int, todo: Sequence[Candidate]) -> None:
         """Measure the chunkings of ``todo`` on rung ``r`` until they are done or the rung's share is spent.
         Raises Cancelled when the user stops or the whole budget is spent."""
         rung = self.rungs[r]
         began = self.clock()  # the budget's clock: what a configuration costs is measured as the budget is
-        # One unit of work per chunking: every mode of it wanted on this rung.
-        work: dict[Chunking, list[str]] = {}
+        # One unit of work per chunking: every variant of it wanted on this rung.
+        work: dict[Chunking, list[Candidate]] = {}
         for cand in todo:
-            modes = work.setdefault(cand.chunking, [])
-            if cand.search not in modes:
-                modes.append(cand.search)
+            variants = work.setdefault(cand.chunking, [])
+            if cand not in variants:
+                variants.append(cand)
         rung.planned = len(work)
         where = f"rung {r + 1}/{len(self.rungs)}, {rung.fraction:.0%} of the tree"
         whole = Progress(Phase.TUNE, 0, rung.planned, unit="configurations", label=where)
         limit = self.deadline(r)
-        for i, (ch, modes) in enumerate(work.items()):
+        for i, (ch, variants) in enumerate(work.items()):
             if self.user_stopped():
                 raise Cancelled("stopped")
             if self.over_budget():
@@ -199,7 +215,7 @@ class _Search:
                     self.on_progress(p.within(outer))
 
             try:
-                trials = self.measure(ch, modes, r, report)
+                trials = self.measure(ch, variants, r, report)
             except Cancelled:
                 raise
             except (ParamError, ValueError, LookupError) as exc:  # a combination the strategy refuses
@@ -263,7 +279,8 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
          threshold: float | None = None, site_url: str | None = None, min_level: int = DEFAULT_LEVELS[0],
          max_level: int = DEFAULT_LEVELS[1], eta: int = ETA, max_rungs: int = MAX_RUNGS,
          max_questions: int = MAX_RUNG_QUESTIONS, keep: bool = False, seed: int = 0,
-         clock: Callable[[], float] = time.monotonic) -> TuneResult:
+         clock: Callable[[], float] = time.monotonic, reranker: Reranker | None = None,
+         parents: Sequence[str] = ("none",)) -> TuneResult:
     """Search the space for the best configuration of ``tree``; see the module docstring.
 
     Args:
@@ -282,6 +299,8 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
         on_progress: each step's `Progress`, within a `Phase.TUNE` report of the rung's chunkings.
         cancel: stops between batches; the result then holds what was measured (``cancelled``).
         seed: the order in which the space is tried (the same seed, the same order).
+        reranker: every configuration is also measured with it (``rerank`` on and off).
+        parents: what a hit returns, each searched (``none``, ``section``, ``window:N``, ``page``).
         clock: seconds, for the budget (tests pass their own).
 
     Raises:
@@ -302,6 +321,10 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
     for p in prefixes:
         if not isinstance(p, str) or not p:
             raise ParamError(f"embed_prefix values must be non-empty strings, got {p!r}")
+    try:
+        lifts = tuple(dict.fromkeys(parse_parent(p).label for p in parents)) or ("none",)
+    except ParentError as exc:
+        raise ParamError(str(exc)) from None
     chunkings = search_space(strategies, prefixes, space)
     pset, parts, rungs = plan_rungs(tree, queries, min_level=min_level, max_level=max_level, eta=eta,
                                     max_rungs=max_rungs, max_questions=max_questions)
@@ -310,14 +333,17 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
     else:
         weight_map = {name: weights.of(name) for name, _ in LABEL_FREE_PARTS}
     result = TuneResult("queries" if labelled else "probe", k, modes, weight_map, len(chunkings), rungs,
-                        budget=budget, probe=pset, queries=len(parts[-1].cases), eta=eta)
+                        budget=budget, probe=pset, queries=len(parts[-1].cases), eta=eta, parents=lifts,
+                        rerank=reranker.spec.model if reranker is not None else "")
 
     # The order of the first rung: the seeds (with every mode), then the rest of the space shuffled with a fixed
     # seed, so a budget that ends the rung early leaves a fair sample of the whole space rather than one corner.
     seeds = [c for c in chunkings if c.seed]
     rest = [c for c in chunkings if not c.seed]
     random.Random(seed).shuffle(rest)
-    first = [Candidate(c, m) for c in seeds + rest for m in modes]
+    # Within a chunking: no stage first, so a stage that answers nothing more loses the tie (`Trial.sort_key`).
+    reranks = (False, True) if reranker is not None else (False,)
+    first = [Candidate(c, m, r, p) for c in seeds + rest for m in modes for p in lifts for r in reranks]
     order = {cand: i for i, cand in enumerate(first)}
 
     own = store is None
@@ -325,7 +351,7 @@ def tune(tree: DocsTree, queries: Sequence[QueryCase] | None = None, *, budget: 
     try:
         search = _Search(tree, parts, result, order, embedder=embedder or Embedder(), store=store, config=config,
                          threshold=threshold, site_url=site_url, cancel=cancel, on_progress=on_progress,
-                         clock=clock, start=start, eta=eta)
+                         clock=clock, start=start, eta=eta, reranker=reranker)
         try:
             search.run(first)
         finally:

@@ -49,22 +49,43 @@ class Chunking:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A chunking and how questions are matched against it."""
+    """A chunking, how questions are matched against it, whether the configured reranker re-scores the search's
+    candidates, and what a hit returns (``parent``: small-to-big, `chunkscope.retrieval.parents`)."""
 
     chunking: Chunking
     search: str
+    rerank: bool = False
+    parent: str = "none"
 
     @property
     def label(self) -> str:
-        return f"{self.chunking.label} · {self.search}"
+        words = [self.chunking.label, self.search]
+        if self.rerank:
+            words.append("rerank")
+        if self.parent != "none":
+            words.append(f"parent={self.parent}")
+        return " · ".join(words)
 
     def preset(self) -> dict[str, Any]:
-        """The ``[presets.NAME]`` table that gives this configuration."""
-        return {"strategy": self.chunking.strategy, **self.chunking.param_dict, "search": self.search}
+        """The ``[presets.NAME]`` table that gives this configuration. A preset names no reranker (the model and
+        its endpoint stay in ``[rerank]``): whether it was on is said in the preset's comment."""
+        table = {"strategy": self.chunking.strategy, **self.chunking.param_dict, "search": self.search}
+        if self.parent != "none":
+            table["parent"] = self.parent
+        return table
 
 
 #: A space given by hand (tests, a narrower search): per strategy, its axes as `Strategy.search_axes` gives them.
 Axes = Sequence[Sequence[Mapping[str, Any]]]
+
+
+def default_strategies(configured: Sequence[str] = ()) -> list[str]:
+    """The strategies tune searches when none is named: every usable one that declares a search space, less
+    those that embed as they chunk (semantic: a model pass per document) unless ``configured`` names them (a
+    ``[strategies.NAME]`` table or a preset of the configuration)."""
+    wanted = set(configured)
+    return [cls.name for cls in list_strategies()
+            if cls.search_space and (not getattr(cls, "embeds_while_chunking", False) or cls.name in wanted)]
 
 
 def search_space(strategies: Sequence[str] | None = None, prefixes: Sequence[str] = PREFIXES,
@@ -73,14 +94,16 @@ def search_space(strategies: Sequence[str] | None = None, prefixes: Sequence[str
     strategy's axes with each prefix. A combination equal to a seed is kept once, as the seed.
 
     Each strategy's axes are its own (`Strategy.search_space`) unless ``space`` gives them; the default
-    strategies are every usable one that declares a search space (or, with ``space``, the ones it names).
+    strategies are every usable one that declares a search space and does not embed as it chunks (or, with
+    ``space``, the ones it names).
     """
     if strategies is not None:
         names = list(strategies)
     elif space is not None:
         names = list(space)
     else:
-        names = [cls.name for cls in list_strategies() if cls.search_space]
+        # A strategy that embeds as it chunks (semantic) costs a model pass per document: tried only when named.
+        names = default_strategies()
     axes_of: dict[str, Axes] = {}
     for name in names:
         cls = strategy_class(name)  # an unknown name fails here, listing the known ones

@@ -264,12 +264,18 @@ class EdgeEngine(Engine):
             query = qe.Query.Nearest(self._sparse(vector), using=KEYWORD)
         else:
             query = qe.Query.Nearest(list(vector), using=DENSE)
-        # TIE_MARGIN more than asked: points tied with the last one are all seen, and `ordered` picks by id.
+        # TIE_MARGIN more than asked: points tied with the last one are all seen, and `ordered` picks by id. The
+        # search itself reads no payload: the margin's points are dropped, and a payload (the chunk's whole text)
+        # is the dear part of a hit, so only the ``limit`` kept are read, in one look-up after the order is known.
         request = qe.QueryRequest(limit=limit + TIE_MARGIN, query=query, filter=self._filter(where),
-                                  with_payload=with_payload, params=qe.SearchParams(exact=True))
-        with self._lock:
+                                  with_payload=False, params=qe.SearchParams(exact=True))
+        with self._lock:  # one hold for both: a write between them could take a hit's point away
             points = self._call(name, "search in", lambda s: s.query(request))
-        return ordered([Found(str(p.id), float(p.score), p.payload or {}) for p in points], limit)
+            found = ordered([Found(str(p.id), float(p.score), {}) for p in points], limit)
+            if not with_payload or not found:
+                return found
+            payloads = self.payloads(name, [f.id for f in found])
+        return [Found(f.id, f.score, payloads.get(f.id, {})) for f in found]
 
     def payloads(self, name: str, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         with self._lock:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from chunkscope.embedding.backends.http_retry import RETRY_STATUSES, RetryPolicy, post_with_retries, server_message
+from chunkscope.embedding.backends.http_retry import RetryPolicy, post_with_retries, refusal_line
 from chunkscope.retrieval.rerankers.base import Reranker, RerankError, RerankSpec
 from chunkscope.safe_text import redact_url
 
@@ -71,17 +71,9 @@ class HttpReranker(Reranker):
         self.retries += 1
 
     def _refusal(self, status: int, reply: Any, attempts: int) -> str:
-        detail = server_message(reply)
-        said = f": {detail}" if detail else ""
-        if status in (401, 403) and self.spec.key_refusal:
-            return f"{self.where()}: the endpoint wants an API key (HTTP {status}), but {self.spec.key_refusal}"
-        if status in (401, 403):
-            return f"{self.where()}: the endpoint refused the API key (HTTP {status}); check {self.spec.api_key_env}{said}"
-        if status == 404:
-            return f"{self.where()}: not found (HTTP 404): no rerank endpoint or no model {self.spec.name!r} there{said}"
-        if status in RETRY_STATUSES:
-            return f"{self.where()}: still failing after {attempts} retries (HTTP {status}){said}"
-        return f"{self.where()}: HTTP {status}{said}"
+        return refusal_line(self.where(), status, reply, attempts, key_refusal=self.spec.key_refusal,
+                            api_key_env=self.spec.api_key_env,
+                            not_found=f"no rerank endpoint or no model {self.spec.name!r} there")
 
     def _score(self, query: str, documents: Sequence[str]) -> list[float]:
         body = {"model": self.spec.name, "query": query, "documents": list(documents), "top_n": len(documents)}

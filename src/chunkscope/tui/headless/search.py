@@ -7,7 +7,8 @@ sentence-transformers) is imported inside the functions that need it, from worke
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -180,8 +181,13 @@ class SearchSession:
         self.config = config
         self.lock = threading.RLock()
         self._embedder: Embedder | None = None
+        #: The model loading on a thread of its own while the store opens (`_load_model_meanwhile`).
+        self._model_loading: Future[Any] | None = None
         self._store: Store | None = None
         self._retrievers: dict[str, Retriever] = {}
+        #: The rerank stage (``[rerank]``, or the app's --rerank), made at the first question; see `reranker`.
+        self._reranker: Any = None
+        self._reranker_made = False
         self.indexed: set[str] = set()
         #: A threshold the user set in the query pane for this session (None: config, else the embedder's).
         self.threshold_override: float | None = None
@@ -249,27 +255,49 @@ class SearchSession:
 
     def retriever(self, resolved: ResolvedStrategy):
         """The retriever of a strategy (opening the store and creating the embedder the first time)."""
-        from chunkscope.embedding.embedder import embedder_for
         from chunkscope.retrieval.manifest import tree_settings
         from chunkscope.retrieval.retriever import Retriever
-        from chunkscope.retrieval.store import Store
 
         with self.lock:
             self._catch_up()
-            if self._embedder is None:
-                self._embedder = embedder_for(self.config)
-            if self._store is None:
-                q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
-                self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout,
-                                    api_key_env=q.api_key_env, engine=q.engine)
+            embedder = self._embedder_now()
+            store = self._open_store()
             key = self._key(resolved)
             r = self._retrievers.get(key)
             if r is None:
-                r = Retriever(self.tree, resolved.strategy, self._embedder, self._store, self.config.site_url or None,
+                r = Retriever(self.tree, resolved.strategy, embedder, store, self.config.site_url or None,
                               search_mode=self.search_mode,
-                              citation_template=resolved.citation_template, tree_settings=tree_settings(self.config))
+                              citation_template=resolved.citation_template, tree_settings=tree_settings(self.config),
+                              reranker=self.reranker())
                 self._retrievers[key] = r
             return r
+
+    def reranker(self) -> Any:
+        """The configured rerank stage (`chunkscope.retrieval.rerank`), made once: the query pane's searches and
+        verdicts go through it, as ``query`` and ``eval`` do (a miss it caused is ``reranked-out``, both ranks
+        named). None when none is configured. Loaded lazily by its backend, on the worker thread that searches.
+
+        Raises:
+            RerankError: the configured reranker cannot be named (the question's error line says why).
+        """
+        with self.lock:
+            if not self._reranker_made:
+                from chunkscope.retrieval.rerank import make_reranker
+
+                spec = self.config.reranker()
+                self._reranker = make_reranker(spec) if spec is not None else None
+                self._reranker_made = True
+            return self._reranker
+
+    def _open_store(self) -> Store:
+        """Under the lock: the session's store, opened on first use."""
+        from chunkscope.retrieval.store import Store
+
+        if self._store is None:
+            q = self.config.qdrant_target()  # [qdrant] url or path, else QDRANT_URL, else the local store
+            self._store = Store(self.tree.root, url=q.url, path=q.path, timeout=q.timeout,
+                                api_key_env=q.api_key_env, engine=q.engine)
+        return self._store
 
     def index(self, resolved: ResolvedStrategy, on_progress: ProgressFn, cancel: CancelToken):
         """Bring the strategy's collection in step with the tree; returns the core's IndexReport.
@@ -285,10 +313,16 @@ class SearchSession:
             with self._hold(cancel, on_progress):
                 self.busy = f"indexing {resolved.label}"
                 try:
+                    self._load_model_meanwhile()
                     r = self.retriever(resolved)
-                    self._chunk_all(r, resolved.label, on_progress, cancel)
+                    # An indexed tree unchanged on disk is vouched for by its manifest from file stats alone: no
+                    # file is chunked or hashed before the first answer.
+                    report = r.in_step()
+                    if report is None:
+                        self._chunk_all(r, resolved.label, on_progress, cancel)
                     self.load_model(r.embedder, on_progress, cancel)
-                    report = r.ensure_indexed(on_progress, cancel, label=resolved.label)
+                    if report is None:
+                        report = r.ensure_indexed(on_progress, cancel, label=resolved.label)
                 finally:
                     self.busy = None
         except Cancelled:
@@ -308,22 +342,103 @@ class SearchSession:
         if cancel is not None:
             cancel.raise_if_cancelled()
 
-    @staticmethod
-    def load_model(embedder: Any, on_progress: ProgressFn, cancel: CancelToken | None) -> None:
-        """Load the embedding model now, saying so (torch and the weights take seconds the first time)."""
-        if embedder.loaded:
+    def _embedder_now(self) -> Embedder:
+        """Under the lock: the session's embedder, made on first use (its model is not loaded by this)."""
+        from chunkscope.embedding.embedder import embedder_for
+
+        if self._embedder is None:
+            self._embedder = embedder_for(self.config)
+        return self._embedder
+
+    def _load_model_meanwhile(self) -> None:
+        """Under the lock: start loading the model on a thread of its own, so that it loads while the store opens
+        (`load_model` waits for it). Qdrant Edge holds the interpreter while it opens a collection; ONNX Runtime
+        builds its session without it, so on two cores the two take about as long as the longer of them."""
+        embedder = self._embedder_now()
+        if self._model_loading is not None or embedder.loaded:
+            return
+        pool = ThreadPoolExecutor(1, thread_name_prefix="chunkscope-model")
+        self._model_loading = pool.submit(embedder.load)
+        pool.shutdown(wait=False)
+
+    def load_model(self, embedder: Any, on_progress: ProgressFn, cancel: CancelToken | None) -> None:
+        """Load the embedding model now (or wait for it to finish loading), saying so: torch and the weights take
+        seconds the first time. A failure to load is raised here, whichever thread loaded."""
+        pending, self._model_loading = self._model_loading, None
+        if embedder.loaded and (pending is None or pending.done()):
             return
         on_progress(Progress(Phase.LOAD, 0, 1, unit="model", label="the embedding model"))
-        embedder.load()
+        if pending is not None:
+            pending.result()
+        embedder.load()  # at once when the thread loaded it; else (another embedder, a failed load) now
         if cancel is not None:
             cancel.raise_if_cancelled()
 
-    def probe(self, strategies: Sequence[ResolvedStrategy], on_progress: ProgressFn, cancel: CancelToken):
+    def warm(self, resolved: ResolvedStrategy, cancel: CancelToken | None = None) -> bool:
+        """Get an indexed tree ready to answer before its first question (the query pane calls this when it
+        opens): the store and the strategy's collection opened, the model loaded, the vectors read once, and the
+        index vouched for by its manifest (`Retriever.in_step`). True when the strategy is then indexed (results
+        follow as you type; Enter asks at once).
+
+        It never indexes nor creates anything: a tree without a manifest, a strategy without a collection, or a
+        tree changed since it was indexed is left for Enter (which indexes, as before), and False is returned.
+        Nor does it fail: a store that cannot be opened (in use, unreachable), a model that cannot load, is said
+        by Enter's indexing, in the pane, as before.
+        """
+        from chunkscope.retrieval.ids import workspace_dir
+        from chunkscope.retrieval.manifest import MANIFEST_DIR
+
+        manifests = workspace_dir(self.tree.root) / MANIFEST_DIR
+        if self.tree.partial or not any(manifests.glob("*.json")):
+            return False  # never indexed with a manifest: nothing to open before Enter
+        generation = self._generation
+        try:
+            return self._warm(resolved, cancel, generation)
+        except Exception:  # noqa: BLE001 - only speed is lost: Enter does the same work and reports its failure
+            return False
+
+    def _warm(self, resolved: ResolvedStrategy, cancel: CancelToken | None, generation: int) -> bool:
+        """`warm`'s work, which may raise."""
+        from chunkscope.retrieval.ids import collection_name, owner_key
+
+        try:
+            with self._hold(cancel, lambda p: None):
+                if self.is_indexed(resolved):
+                    return True
+                self.busy = "opening the index"
+                try:
+                    store = self._open_store()
+                    strategy = resolved.strategy
+                    name = collection_name(strategy.name, dict(strategy.params), self._embedder_now().model_id,
+                                           owner_key(self.tree.root))
+                    if name not in store.collections():
+                        return False  # Store.use would create it: Enter indexes
+                    self._load_model_meanwhile()
+                    r = self.retriever(resolved)
+                    if r.in_step() is None:
+                        return False
+                    self.load_model(r.embedder, lambda p: None, cancel)
+                    # One search reads the collection's vectors into memory, so the first question does not.
+                    r.store.search([1.0] + [0.0] * (r.embedder.dim - 1), 1, collection=r.collection)
+                finally:
+                    self.busy = None
+        except Cancelled:
+            return False
+        if generation != self._generation:
+            return False  # the documents changed meanwhile: the next question re-syncs
+        self.indexed.add(self._key(resolved))
+        return True
+
+    def probe(self, strategies: Sequence[ResolvedStrategy], on_progress: ProgressFn, cancel: CancelToken,
+              search_modes: Sequence[str] | None = None):
         """The label-free probe (`chunkscope.evaluation.probe.probe`) of ``strategies`` with the app's embedder and store.
 
         Before the core's own reports, the steps it does not report: finding the section headings, loading the
         model and embedding the questions (cached, so the probe then reads them back at once). Stopped, it
         returns what finished (``cancelled``), possibly no strategy at all.
+
+        ``search_modes``: how each strategy's questions are matched, one per strategy (default: the session's
+        mode for all). As ``chunkscope probe`` does, the core runs once per mode and the columns keep their order.
         """
         from chunkscope.evaluation.probe import ProbeResult, probe, probe_sections
 
@@ -334,6 +449,8 @@ class SearchSession:
         on_progress(Progress(Phase.LOAD, 0, 1, unit="files", label=f"the section headings of {files} files",
                              outer=outer))
         pset = probe_sections(self.tree)
+        groups = self._groups(strategies, search_modes)
+        parts: list[ProbeResult] = []
         try:
             with self._hold(cancel, on_progress, outer):
                 self.busy = "the probe"
@@ -344,13 +461,76 @@ class SearchSession:
                     questions = [c.query for c in pset.cases]
                     embedder.embed(questions, on_progress=lambda p: on_progress(p.within(outer)), cancel=cancel,
                                    label="questions")
-                    return probe(self.tree, [(r.label, r.strategy) for r in strategies], k=k, probe_set=pset,
-                                 embedder=embedder, store=retriever.store, on_progress=on_progress, cancel=cancel,
-                                 site_url=self.config.site_url or None, search_mode=self.search_mode)
+                    done = 0
+                    for (mode, parent), group in groups.items():
+                        # With a parent configured, its parents are columns of their own beside the chunks'.
+                        part = probe(self.tree, [(r.label, r.strategy) for r in group], k=k, probe_set=pset,
+                                     embedder=embedder, store=retriever.store,
+                                     on_progress=_counted_from(done, len(strategies), on_progress), cancel=cancel,
+                                     site_url=self.config.site_url or None, search_mode=mode,
+                                     parent=parent if parent.active else None)
+                        parts.append(part)
+                        done += len(group)
+                        if part.cancelled:
+                            break
                 finally:
                     self.busy = None
         except Cancelled:
+            pass
+        if not parts:
             return ProbeResult(k, ks, pset, [], cancelled=True)
+        order = _column_order(strategies)
+        outcomes = sorted((o for p in parts for o in p.outcomes), key=lambda o: order(o.label))
+        return ProbeResult(k, ks, pset, outcomes, seconds=sum(p.seconds for p in parts),
+                           cancelled=any(p.cancelled for p in parts) or len(parts) < len(groups))
+
+    def evaluate(self, strategies: Sequence[ResolvedStrategy], queries: Sequence[Any], on_progress: ProgressFn,
+                 cancel: CancelToken, search_modes: Sequence[str] | None = None) -> tuple[list[Any], bool]:
+        """``chunkscope eval`` of ``strategies`` on labelled questions (`QueryCase`s), with the app's embedder and
+        store: one `EvalResult` per strategy that finished, in order, and whether it was stopped.
+
+        As ``eval`` does: hit@1 and hit@k (the query pane's k), one core run per search mode, the configured
+        threshold in ``dense`` search only (the other modes' scores are no cosines).
+        """
+        from chunkscope.evaluation.evaluate import evaluate
+
+        k = self.config.k
+        groups = self._groups(strategies, search_modes)
+        by_label: dict[str, Any] = {}
+        outer = Progress(Phase.EVALUATE, 0, len(strategies), unit="strategies")
+        try:
+            with self._hold(cancel, on_progress, outer):
+                self.busy = "the evaluation"
+                try:
+                    retriever = self.retriever(strategies[0])  # opens the app's embedder and store once
+                    self.load_model(retriever.embedder, lambda p: on_progress(p.within(outer)), cancel)
+                    for (mode, parent), group in groups.items():
+                        for res in evaluate(self.tree, [(r.label, r.strategy) for r in group], queries,
+                                            ks=sorted({1, k}), threshold=self.config.threshold if mode == "dense"
+                                            else None, embedder=retriever.embedder,
+                                            store_factory=lambda label, strategy: retriever.store,
+                                            on_progress=lambda p: on_progress(p.within(outer)), cancel=cancel,
+                                            miss_k=k, site_url=self.config.site_url or None, search_mode=mode,
+                                            parent=parent if parent.active else None):
+                            by_label[res.strategy_label] = res
+                            outer = replace(outer, done=len(by_label))
+                finally:
+                    self.busy = None
+        except Cancelled:
+            pass
+        done = [by_label[r.label] for r in strategies if r.label in by_label]
+        # Each strategy's chunks, then (with a parent) its parents: the probe's columns hold both.
+        return [x for res in done for x in res.levels()], len(done) < len(strategies)
+
+    def _groups(self, strategies: Sequence[ResolvedStrategy], search_modes: Sequence[str] | None
+                ) -> dict[tuple[str, Any], list[ResolvedStrategy]]:
+        """The strategies by (search mode, parent): one core run each, as ``probe`` and ``eval`` do. The parent
+        is the strategy's preset's, else ``[retrieval] parent``."""
+        modes = list(search_modes) if search_modes is not None else [self.search_mode] * len(strategies)
+        groups: dict[tuple[str, Any], list[ResolvedStrategy]] = {}
+        for r, mode in zip(strategies, modes):
+            groups.setdefault((check_search_mode(mode), self.config.parent(None, r.parent)), []).append(r)
+        return groups
 
     @property
     def threshold(self) -> float | None:
@@ -403,6 +583,13 @@ class SearchSession:
                 hits = [h for h in deep if h.path in paths][:k]
             else:
                 hits = r.search(vec, k=k, threshold=threshold, filters=filters or None, text=question)
+            parent = self.config.parent(None, resolved.parent)
+            if parent.active:
+                # Small-to-big: the chunks were searched, their parents answer (each once, with its chunks).
+                from chunkscope.retrieval.parents import ParentResolver, tree_documents
+
+                hits = list(ParentResolver(parent, tree_documents(self.tree, self.config.max_file_bytes),
+                                           r.strategy.counter).merge(hits))
             verdict = None
             if expected is not None:
                 # A probe question (its answer known) is judged as the probe judges it: ranked, no threshold.
@@ -456,6 +643,41 @@ class SearchSession:
                 except Exception:  # noqa: BLE001
                     pass
                 self._embedder = None
+            if self._reranker is not None:
+                try:
+                    self._reranker.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self._reranker = None
+
+
+def _column_order(strategies: Sequence[ResolvedStrategy]) -> Callable[[str], float]:
+    """Where a column goes: its strategy's place, a parent-level column (``… · parent=section``) right after
+    its chunks'."""
+    order = {r.label: i for i, r in enumerate(strategies)}
+
+    def place(label: str) -> float:
+        if label in order:
+            return order[label]
+        base, sep, _ = label.rpartition(" · parent=")
+        return order[base] + 0.5 if sep and base in order else len(order)
+
+    return place
+
+
+def _counted_from(done: int, total: int, on_progress: ProgressFn) -> ProgressFn:
+    """A core probe's reports over a group of the strategies, counted as part of all ``total`` (its strategies
+    start at ``done``)."""
+
+    def report(p: Progress) -> None:
+        o = p.outer if p.outer is not None and p.outer.phase is Phase.PROBE else p if p.phase is Phase.PROBE else None
+        if o is None:
+            on_progress(p)
+            return
+        whole = replace(o, done=done + o.done, total=total)
+        on_progress(whole if o is p else replace(p, outer=whole))
+
+    return report
 
 
 def _chapter_of(doc) -> str:

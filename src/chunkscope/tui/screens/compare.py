@@ -1,4 +1,5 @@
-"""Compare mode: one file cut by two strategies (or two parameter sets) side by side, scrolled together."""
+"""Compare mode: one file cut by two strategies (or two parameter sets) side by side, scrolled together; ] and [ go
+to the next and previous file, and a header line sums up both strategies over the whole tree."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from chunkscope.document.loader import DocsTree
 from chunkscope.tui.highlight import line_colours
 from chunkscope.tui.layout import SourceLayout
 from chunkscope.tui.headless.session import FileResult, chunk_file, resolve
+from chunkscope.tui.headless.tree_totals import TreeTotals, tree_totals
 from chunkscope.tui.widgets.key_bar import KeyBar
 from chunkscope.tui.widgets.source_view import SourceView
 from chunkscope.tui.widgets.strategy_bar import StrategyBar
@@ -83,6 +85,10 @@ class CompareScreen(Screen):
         Binding("s", "switch_side", "Other side", id="compare.switch-side",
                 tooltip="on a narrow terminal, show the other side at the same line"),
         Binding("x", "swap", "Swap", id="compare.swap", tooltip="swap the two strategies"),
+        Binding("right_square_bracket", "step_file(1)", "Next file", id="compare.next-file", show=False,
+                tooltip="compare the next file of the tree (both sides keep their strategies)"),
+        Binding("left_square_bracket", "step_file(-1)", "Prev file", id="compare.prev-file", show=False,
+                tooltip="compare the previous file of the tree (both sides keep their strategies)"),
     ]
 
     #: Width classes (see compare.tcss): ``-single`` shows one side at a time.
@@ -101,6 +107,15 @@ class CompareScreen(Screen):
             self.side = side
             self.result = result
             self.layout = layout
+
+    class TotalsCounted(Message):
+        """One side's totals over the whole tree (None: that strategy failed on the tree)."""
+
+        def __init__(self, side: str, resolved: ResolvedStrategy, totals: TreeTotals | None) -> None:
+            super().__init__()
+            self.side = side
+            self.resolved = resolved
+            self.totals = totals
 
     def __init__(self, docs: DocsTree, config: Config, path: str, left: ResolvedStrategy, other: str | None = None,
                  memory: CompareMemory | None = None) -> None:
@@ -121,6 +136,10 @@ class CompareScreen(Screen):
         self.memory.b = right
         self.strategies = {"a": left, "b": right}
         self.results: dict[str, FileResult | None] = {"a": None, "b": None}
+        #: Each side's tree totals once counted (None while its worker runs); kept by strategy fingerprint, so a
+        #: swap or a return to an earlier choice is not counted again.
+        self.totals: dict[str, TreeTotals | None] = {"a": None, "b": None}
+        self._totals_seen: dict[str, TreeTotals] = {}
         self._syncing = False
 
     def compose(self) -> ComposeResult:
@@ -130,6 +149,7 @@ class CompareScreen(Screen):
                 yield StrategyBar(self.config, self.strategies["b"], id="bar-b", title="B")
             yield Static(id="compare-side")
             yield Static(id="compare-summary")
+            yield Static(id="compare-totals")
         with Horizontal(id="compare-main"):
             yield SourceView(id="side-a")
             yield SourceView(id="side-b")
@@ -142,6 +162,7 @@ class CompareScreen(Screen):
             self.watch(view, "scroll_y", self._follower(side), init=False)
             self.chunk_side(side, self.strategies[side])
         self._summary()
+        self._totals_line()
         self._side_line()
         # Keys (n, p, a, b, x, c) work at once; the strategy bars are a key away (a, b).
         self.query_one("#side-a", SourceView).focus()
@@ -156,6 +177,7 @@ class CompareScreen(Screen):
     def on_resize(self, event: events.Resize) -> None:
         self.refresh_bindings()  # `s` is offered only where one side is shown
         self._side_line()
+        self._totals_line()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_side":
@@ -215,6 +237,10 @@ class CompareScreen(Screen):
             self._view_shown().focus()
             return
         self.app.pop_screen()
+        explorer = getattr(self.app, "explorer", None)
+        # Back on the file compared last (] and [ may have moved on from the one compare opened with).
+        if explorer is not None and explorer.current_path != self.path and self.docs.get(self.path) is not None:
+            explorer.open_file(self.path)
 
     def action_switch_side(self) -> None:
         self._show_side("b" if self.shown == "a" else "a")
@@ -247,6 +273,102 @@ class CompareScreen(Screen):
             self.memory.b = resolved  # B stays as the user left it for the next visit
         self._side_line()
         self._chunk(side, resolved)
+        self._count(side, resolved)
+
+    # --- the next and previous file ----------------------------------------------------------------------------
+
+    def action_step_file(self, step: int) -> None:
+        """] and [: the next (1) or previous (-1) file of the tree, cut by the same two strategies, from its top."""
+        paths = [d.path for d in self.docs.documents]
+        if not paths:
+            return
+        i = paths.index(self.path) if self.path in paths else -1
+        target = paths[min(max(i + step, 0), len(paths) - 1)]
+        if target == self.path:
+            self.notify("This is the last file." if step > 0 else "This is the first file.")
+            return
+        self.path = target
+        self.results = {"a": None, "b": None}
+        self.diff = None
+        for side in "ab":
+            view = self.query_one(f"#side-{side}", SourceView)
+            view.notice = f"chunking {visible(target, oneline=True)}…"
+            view.scroll_to(y=0, animate=False, immediate=True)
+            self._chunk(side, self.strategies[side])
+        self._summary()
+
+    # --- the tree's totals -------------------------------------------------------------------------------------
+
+    def _count(self, side: str, resolved: ResolvedStrategy) -> None:
+        known = self._totals_seen.get(resolved.fingerprint())
+        self.totals[side] = known
+        if known is None:
+            (self._count_a if side == "a" else self._count_b)(resolved)
+        else:
+            self.workers.cancel_group(self, f"totals-{side}")
+        self._totals_line()
+
+    @work(thread=True, exclusive=True, group="totals-a", exit_on_error=False,
+          name="tree totals A", description="tree totals A")
+    def _count_a(self, resolved: ResolvedStrategy) -> None:
+        self._count_worker("a", resolved)
+
+    @work(thread=True, exclusive=True, group="totals-b", exit_on_error=False,
+          name="tree totals B", description="tree totals B")
+    def _count_b(self, resolved: ResolvedStrategy) -> None:
+        self._count_worker("b", resolved)
+
+    def _count_worker(self, side: str, resolved: ResolvedStrategy) -> None:
+        worker = get_current_worker()
+        # A copy: the watcher may change the list on the UI thread while this runs.
+        totals = tree_totals(list(self.docs.documents), resolved, self.config, lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(self.TotalsCounted(side, resolved, totals))
+
+    def on_compare_screen_totals_counted(self, msg: "CompareScreen.TotalsCounted") -> None:
+        if msg.totals is not None:
+            self._totals_seen[msg.resolved.fingerprint()] = msg.totals
+        if msg.resolved is self.strategies[msg.side]:
+            self.totals[msg.side] = msg.totals
+            self._totals_line()
+
+    def totals_text(self, width: int = 0) -> Text:
+        """Both sides over the whole tree: chunks, tokens, mean and max size, over the limit, truncated by the
+        embedding model. A line each, broken between figures (never inside one) where ``width`` is too narrow."""
+        out = Text()
+        for side in "ab":
+            t = self.totals[side]
+            if side == "b":
+                out.append("\n")
+            head = f"tree {side.upper()} "
+            out.append(head, style="bold #8b949e")
+            if t is None:
+                out.append("counting every file…", style="dim italic")
+                continue
+            items: list[tuple[str, str]] = [(plural(t.chunks, "chunk"), ""), (f"{t.tokens:,} tokens", ""),
+                                            (f"mean {t.mean:.0f}", ""), (f"max {t.max_tokens}", "")]
+            if t.limit is not None:
+                items.append((f"{t.over_limit} over {t.limit}", "bold #ff5f5f" if t.over_limit else ""))
+            if t.truncated is not None:
+                items.append((f"{t.truncated} truncated", "bold #ff5f5f" if t.truncated else ""))
+            if t.errors:
+                items.append((f"{plural(t.errors, 'file')} failed", "bold #ff5f5f"))
+            used = len(head)
+            for i, (item, style) in enumerate(items):
+                sep = " · " if i else ""
+                if width and i and used + len(sep) + len(item) > width:
+                    out.append("\n" + " " * len(head))
+                    used, sep = len(head), ""
+                out.append(sep)
+                out.append(item, style=style)
+                used += len(sep) + len(item)
+        return out
+
+    def _totals_line(self) -> None:
+        line = self.query_one("#compare-totals", Static)
+        # The line's own width once laid out (its padding aside), else the terminal's.
+        width = (line.content_region.width or self.app.size.width - 2) if line.is_mounted else 0
+        line.update(self.totals_text(width))
 
     @work(thread=True, exclusive=True, group="side-a", exit_on_error=False,
           name="chunking side A", description="chunking side A")
@@ -273,8 +395,8 @@ class CompareScreen(Screen):
             self.post_message(self.SideChunked(side, result, layout))
 
     def on_compare_screen_side_chunked(self, msg: "CompareScreen.SideChunked") -> None:
-        if msg.result.resolved is not self.strategies[msg.side]:
-            return
+        if msg.result.resolved is not self.strategies[msg.side] or msg.result.doc.path != self.path:
+            return  # a side changed, or ] and [ moved on, since this cut began
         self.results[msg.side] = msg.result
         view = self.query_one(f"#side-{msg.side}", SourceView)
         count = plural(len(msg.result.chunks), "chunk")
@@ -306,12 +428,14 @@ class CompareScreen(Screen):
         d = self.diff
         a, b = self.results["a"], self.results["b"]
         path = visible(self.path, oneline=True)
+        paths = [doc.path for doc in self.docs.documents]
+        where = f" ({paths.index(self.path) + 1} of {len(paths)}; ] and [ move)" if self.path in paths else ""
         if d is None or a is None or b is None:
-            return Text(f"{path}: chunking both sides…", style="dim italic")
+            return Text(f"{path}{where}: chunking both sides…", style="dim italic")
         differ = len(d.only_a) + len(d.only_b)
         boundaries = len(d.boundaries_only_a) + len(d.boundaries_only_b)
         return Text.assemble(
-            (path, "bold"), ": ",
+            (path, "bold"), (where, "dim"), ": ",
             (f"{plural(differ, 'chunk')} {'differs' if differ == 1 else 'differ'}",
              "bold #e5c07b" if differ else "bold #7ee787"),
             f" ({len(d.only_a)} only in A, {len(d.only_b)} only in B, {d.identical} identical) · ",

@@ -1,5 +1,5 @@
-"""Evaluation: the label-free probe's metric table for the current strategy and every configured preset, and the
-sections each one missed.
+"""Evaluation: the label-free probe's metric table for the current strategy and every configured preset (key v), or
+for two configurations picked side by side (key V, `PickPairScreen`), and the sections each one missed.
 
 Metrics run down, strategies across (as ``chunkscope eval`` prints them). The probe asks every section heading
 and scores finding that section's body, so it needs no labelled queries. It runs in one thread worker using the
@@ -13,7 +13,7 @@ view and opens it in the source, under the strategy that missed it, with the chu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.text import Text
@@ -64,6 +64,21 @@ def evaluation_strategies(config: Config, current: ResolvedStrategy) -> tuple[li
     return out, problems
 
 
+@dataclass(frozen=True)
+class Configuration:
+    """One column of a side-by-side evaluation: a strategy with its parameters, and the search mode its questions
+    are matched in, under a column name of its own (two columns may share a strategy and differ in mode)."""
+
+    column: str
+    #: The strategy as picked; its ``search`` is the mode (opening a miss in the explorer searches that way).
+    resolved: ResolvedStrategy
+    search: str
+
+    def probed(self) -> ResolvedStrategy:
+        """The strategy as the probe runs it: named by the column (the probe tells its outcomes apart by label)."""
+        return replace(self.resolved, label=self.column)
+
+
 def metric_names(k: int) -> list[str]:
     """The probe's metrics in table order (its ``ks`` are 1 and k)."""
     ks = sorted({1, k})
@@ -101,14 +116,34 @@ class Missed:
     words: str = ""
     #: The section's body (its heading line named): the answer an expectation of ``chunk`` is judged against.
     region: Region | None = None
+    #: The column (probe label) that missed it: the strategy's label unless two configurations are compared.
+    column: str = ""
 
 
-def missed_sections(result: Any, strategies: list[ResolvedStrategy]) -> list[Missed]:
-    """Every (strategy, section) the probe missed, strategy by strategy, sections in reading order."""
+def _column_strategy(label: str, by_label: dict[str, ResolvedStrategy],
+                     originals: dict[str, ResolvedStrategy]) -> ResolvedStrategy | None:
+    """The strategy of a column: its own, or for a parent-level column (``… · parent=section``, a configured
+    parent) its chunks' (its misses, outside-parent among them, open under that strategy)."""
+    found = originals.get(label) or by_label.get(label)
+    if found is None:
+        base, sep, _ = label.rpartition(" · parent=")
+        if sep:
+            found = originals.get(base) or by_label.get(base)
+    return found
+
+
+def missed_sections(result: Any, strategies: list[ResolvedStrategy],
+                    originals: dict[str, ResolvedStrategy] | None = None) -> list[Missed]:
+    """Every (strategy, section) the probe missed, strategy by strategy, sections in reading order.
+
+    ``originals``: column label -> the strategy as picked, for columns named apart from their strategy (a miss
+    opens under the strategy, not under the column's name).
+    """
     by_label = {r.label: r for r in strategies}
+    originals = originals or {}
     out: list[Missed] = []
     for o in result.outcomes:
-        resolved = by_label.get(o.label)
+        resolved = _column_strategy(o.label, by_label, originals)
         if resolved is None or o.eval is None:
             continue
         for s, q in zip(result.sections, o.eval.per_query):
@@ -117,8 +152,44 @@ def missed_sections(result: Any, strategies: list[ResolvedStrategy]) -> list[Mis
             judged = (q.expected.start, q.expected.end) if q.expected is not None else None
             reason = CUT_OFF if q.cut_off else q.reason or "missed"
             out.append(Missed(resolved, s.path, s.line, s.heading, s.query, s.start, reason, q.rank, q.detail,
-                              judged, q.words, s.region()))
+                              judged, q.words, s.region(), o.label))
     return out
+
+
+def missed_questions(results: list[Any], strategies: list[ResolvedStrategy],
+                     originals: dict[str, ResolvedStrategy] | None = None) -> list[Missed]:
+    """Every (strategy, labelled question) ``eval`` missed (`EvalResult`s), as misses the list opens like the
+    probe's: the question is the heading, its expected region the answer. Grouped as ``eval · <column>``."""
+    by_label = {r.label: r for r in strategies}
+    originals = originals or {}
+    out: list[Missed] = []
+    for res in results:
+        resolved = _column_strategy(res.strategy_label, by_label, originals)
+        if resolved is None:
+            continue
+        for q in res.per_query:
+            if q.hit:
+                continue
+            judged = (q.expected.start, q.expected.end) if q.expected is not None else None
+            out.append(Missed(resolved, q.region.path, q.line, q.query, q.query, q.region.start, q.reason or "missed",
+                              q.rank, q.detail, judged, q.words, q.region, f"{EVAL_PREFIX}{res.strategy_label}"))
+    return out
+
+
+def eval_rows(results: list[Any], columns: list[str], k: int) -> list[tuple[str, list[float | int | None]]]:
+    """(row name, one value per column; None where that column was not evaluated) for ``eval``'s results."""
+    by_label = {r.strategy_label: r for r in results}
+    got = [by_label.get(c) for c in columns]
+    rows: list[tuple[str, list[float | int | None]]] = [
+        (f"{EVAL_PREFIX}{m}", [r.metrics.get(m, 0.0) if r is not None else None for r in got])
+        for m in metric_names(k) if any(r is not None and m in r.metrics for r in got)]
+    rows.append((f"{EVAL_PREFIX}misses", [sum(1 for q in r.per_query if not q.hit) if r is not None else None
+                                          for r in got]))
+    return rows
+
+
+#: How the rows and groups of misses of labelled questions are named (the probe's have no prefix).
+EVAL_PREFIX = "eval · "
 
 
 def missed_text(m: Missed) -> Text:
@@ -196,7 +267,8 @@ def probe_header(result: Any) -> str:
 
 
 class EvaluationScreen(Screen):
-    """The probe's metrics for the configured presets and the current strategy, and the last sweep's table."""
+    """The probe's metrics for the configured presets and the current strategy (or for the configurations given),
+    and the last sweep's table."""
 
     CSS_PATH = "evaluation.tcss"
 
@@ -230,13 +302,40 @@ class EvaluationScreen(Screen):
             super().__init__()
             self.result = result
 
+    class Evaluated(Message):
+        """``eval``'s results on the labelled questions, one per configuration that finished."""
+
+        def __init__(self, results: list[Any], cancelled: bool) -> None:
+            super().__init__()
+            self.results = results
+            self.cancelled = cancelled
+
     def __init__(self, docs: DocsTree, config: Config, current: ResolvedStrategy, search: SearchSession,
-                 sweep: Any = None) -> None:
+                 sweep: Any = None, configurations: list[Configuration] | None = None,
+                 queries: list[Any] | None = None, queries_name: str = "") -> None:
+        """Args:
+            configurations: the columns to probe, each in its own search mode (`PickPairScreen`); without them,
+                the current strategy and every configured preset, in the app's search mode.
+            queries: labelled questions (`QueryCase`s from ``queries_name``): after the probe, ``eval``'s metrics
+                and misses on them join the table and the list.
+        """
         super().__init__()
         self.docs = docs
         self.config = config
         self.search = search
-        self.strategies, self.problems = evaluation_strategies(config, current)
+        self.configurations = configurations
+        self.problems: list[str] = []
+        if configurations:
+            self.strategies = [c.probed() for c in configurations]
+        else:
+            self.strategies, self.problems = evaluation_strategies(config, current)
+        #: Column label -> the strategy as picked (a miss opens under it).
+        self._originals = {c.column: c.resolved for c in configurations or []}
+        self.queries = queries or []
+        self.queries_name = queries_name
+        #: ``eval``'s results on ``queries`` (None: not run yet, or no queries).
+        self.eval_results: list[Any] | None = None
+        self._started_eval = time.monotonic()
         self.sweep = sweep
         self.result: Any = None
         #: The running probe's stop token and its latest report (the status line is redrawn from it each second).
@@ -261,7 +360,8 @@ class EvaluationScreen(Screen):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one("#eval-table").border_title = "probe: metrics × strategies"
+        columns = "configurations" if self.configurations else "strategies"
+        self.query_one("#eval-table").border_title = f"probe: metrics × {columns}"
         self.query_one("#eval-missed").display = False
         self._show_sweep()
         for p in self.problems:
@@ -275,10 +375,12 @@ class EvaluationScreen(Screen):
     # --- the probe ---------------------------------------------------------------------------------------------
 
     def action_rerun(self) -> None:
+        self.eval_results = None
         names = ", ".join(r.label for r in self.strategies)
+        what = plural(len(self.strategies), "configuration") if self.configurations else \
+            plural(len(self.strategies), "strategy", "strategies")
         self.query_one("#eval-header", Static).update(
-            Text(f"probing {plural(len(self.strategies), 'strategy', 'strategies')} ({visible(names, oneline=True)})",
-                 style="bold"))
+            Text(f"probing {what} ({visible(names, oneline=True)})", style="bold"))
         self._progress = WorkProgress(Phase.PROBE, 0, len(self.strategies), unit="strategies")
         self._started = time.monotonic()
         self._stopping = False
@@ -297,9 +399,21 @@ class EvaluationScreen(Screen):
         # Cancelled by ctrl+x (the result so far is shown), or by leaving the view or a rerun (it is dropped).
         token = CancelToken(poll=lambda: worker.is_cancelled)
         self.app.call_from_thread(setattr, self, "_cancel", token)
-        result = self.search.probe(self.strategies, self._post_progress, token)
+        modes = [c.search for c in self.configurations] if self.configurations else None
+        result = self.search.probe(self.strategies, self._post_progress, token, modes)
         if not worker.is_cancelled:
             self.post_message(self.Finished(result))
+
+    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False,
+          name="evaluation on labelled questions", description="evaluation on labelled questions")
+    def run_eval(self) -> None:
+        worker = get_current_worker()
+        token = CancelToken(poll=lambda: worker.is_cancelled)
+        self.app.call_from_thread(setattr, self, "_cancel", token)
+        modes = [c.search for c in self.configurations] if self.configurations else None
+        results, cancelled = self.search.evaluate(self.strategies, self.queries, self._post_progress, token, modes)
+        if not worker.is_cancelled:  # ctrl+x cancels the token only: what finished is shown
+            self.post_message(self.Evaluated(results, cancelled))
 
     def _probing(self) -> bool:
         return any(w.group == "evaluate" and w.is_running for w in self.workers)
@@ -371,28 +485,74 @@ class EvaluationScreen(Screen):
                                f"{r.probe_set.levels[0]}-{r.probe_set.levels[1]}", style="bold #e5c07b"))
         else:
             header.update(Text(probe_header(r), style="bold"))
+        self._fill_table()
+        self._show_missed(r)
+        if self.queries and r.outcomes and not r.cancelled:
+            self._start_eval()
+
+    def _fill_table(self) -> None:
+        """The probe's rows, then ``eval``'s when it ran: metrics down, configurations across, the best in green."""
+        r = self.result
         table = self.query_one("#eval-table", DataTable)
         table.clear(columns=True)
         table.add_column("metric", key="metric")
         for i, o in enumerate(r.outcomes):
             table.add_column(visible(o.label, oneline=True), key=f"s{i}")
         several = len(r.outcomes) > 1
-        for name, values in probe_rows(r):
-            higher_better = name not in ("misses", "heading cut off", "chunks")
-            if not values or name == "chunks":
+        rows: list[tuple[str, list[float | int | None]]] = [(name, [*values]) for name, values in probe_rows(r)]
+        if self.eval_results is not None:
+            rows += eval_rows(self.eval_results, [o.label for o in r.outcomes], r.k)
+        for name, values in rows:
+            higher_better = not name.endswith(("misses", "heading cut off", "chunks"))
+            known = [v for v in values if v is not None]
+            if not known or name == "chunks":
                 best = None  # stopped before any strategy finished: a metric column only
             else:
-                best = max(values) if higher_better else min(values)
-            cells = [Text(_fmt(v), style="bold green" if several and best is not None and v == best else "",
-                          justify="right") for v in values]
+                best = max(known) if higher_better else min(known)
+            cells = [Text("–" if v is None else _fmt(v),
+                          style="bold green" if several and best is not None and v == best else "", justify="right")
+                     for v in values]
             table.add_row(Text(name, style="bold"), *cells, key=name)
-        self._show_missed(r)
+
+    def _start_eval(self) -> None:
+        of = plural(len(self.queries), "labelled question")
+        self.query_one("#eval-status", Static).update(
+            Text(f"asking {of} from {visible(self.queries_name, oneline=True)}…", style="italic"))
+        self._progress = WorkProgress(Phase.EVALUATE, 0, len(self.strategies), unit="strategies")
+        self._started_eval = time.monotonic()
+        self.query_one("#eval-progress", ProgressBar).display = True
+        self._show_progress()
+        self.run_eval()
+
+    def on_evaluation_screen_evaluated(self, msg: "EvaluationScreen.Evaluated") -> None:
+        self._cancel, self._progress = None, None
+        self._stopping = False
+        self.eval_results = msg.results
+        self.query_one("#eval-progress", ProgressBar).display = False
+        of = plural(len(self.queries), "labelled question")
+        name = visible(self.queries_name, oneline=True)
+        if msg.cancelled:
+            line = Text(f"eval stopped: {len(msg.results)} of {len(self.strategies)} finished on {of} from {name}; "
+                        "r runs it all again", style="bold #e5c07b")
+        else:
+            line = Text(f"done; eval on {of} from {name} in "
+                        f"{format_seconds(time.monotonic() - self._started_eval)}", style="dim")
+        self.query_one("#eval-status", Static).update(line)
+        self.refresh_bindings()
+        if self.result is not None:
+            self._fill_table()
+            self._show_missed(self.result)
 
     # --- the missed sections -----------------------------------------------------------------------------------
 
     def _show_missed(self, result: Any) -> None:
         """Each strategy's misses under a line naming it; the list shows once there is a finished strategy."""
-        self._missed = missed_sections(result, self.strategies)
+        self._missed = missed_sections(result, self.strategies, self._originals)
+        # (group name, what was asked, how many) for each probe column, then each eval column.
+        groups = [(o.label, "section", len(result.sections)) for o in result.outcomes]
+        if self.eval_results:
+            self._missed += missed_questions(self.eval_results, self.strategies, self._originals)
+            groups += [(f"{EVAL_PREFIX}{r.strategy_label}", "question", len(self.queries)) for r in self.eval_results]
         listing = self.query_one("#eval-missed", MissedList)
         title = self.query_one("#eval-missed-title", Static)
         listing.clear_options()
@@ -402,15 +562,20 @@ class EvaluationScreen(Screen):
             return
         total = len(result.sections)
         counts = ", ".join(f"{visible(o.label, oneline=True)} {o.misses}" for o in result.outcomes)
-        title.update(Text.assemble(("missed sections", "bold"), f" of {total} ({counts})",
+        asked = ""
+        if self.eval_results:
+            mine_of = [sum(1 for q in r.per_query if not q.hit) for r in self.eval_results]
+            asked = f"; missed questions of {len(self.queries)} (" + ", ".join(
+                f"{visible(r.strategy_label, oneline=True)} {n}" for r, n in zip(self.eval_results, mine_of)) + ")"
+        title.update(Text.assemble(("missed sections", "bold"), f" of {total} ({counts}){asked}",
                                    (" — m goes to the list, Enter opens one in the source, ] and [ jump between "
                                     "strategies" if self._missed else "", "dim")))
         options: list[Option] = []
         at = 0
-        for g, o in enumerate(result.outcomes):
-            mine = [m for m in self._missed if m.resolved.label == o.label]
-            options.append(Option(Text(f"{visible(o.label, oneline=True)}: {plural(len(mine), 'section')} missed "
-                                       f"of {total}", style="bold #e5c07b"), id=f"{GROUP_PREFIX}{g}", disabled=True))
+        for g, (name, unit, of) in enumerate(groups):
+            mine = [m for m in self._missed if m.column == name]
+            options.append(Option(Text(f"{visible(name, oneline=True)}: {plural(len(mine), unit)} missed "
+                                       f"of {of}", style="bold #e5c07b"), id=f"{GROUP_PREFIX}{g}", disabled=True))
             for m in mine:
                 options.append(Option(missed_text(m), id=f"miss-{at}"))
                 at += 1
@@ -439,6 +604,10 @@ class EvaluationScreen(Screen):
         title = self.query_one("#eval-sweep-title", Static)
         table = self.query_one("#eval-sweep", DataTable)
         s = self.sweep
+        if self.configurations and s is None:
+            # Two configurations picked: the sweep's hint is beside the point, and the misses take its rows.
+            title.display = table.display = False
+            return
         if s is None:
             title.update(Text(SWEEP_HINT, style="dim"))
             table.display = False

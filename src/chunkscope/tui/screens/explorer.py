@@ -38,6 +38,7 @@ from chunkscope.tui.widgets.strategy_bar import StrategyBar
 from chunkscope.wording import plural
 
 if TYPE_CHECKING:
+    from chunkscope.chunking.stats_cache import FileStats
     from chunkscope.tui.widgets.chunk_table import ChunkTable
     from chunkscope.tui.screens.compare import CompareMemory
     from chunkscope.tui.widgets.query_pane import QueryPane
@@ -90,6 +91,9 @@ class ExplorerScreen(Screen):
                 tooltip="two strategies (or parameter sets) side by side on this file"),
         Binding("v", "evaluate", "Evaluate", id="explorer.evaluate",
                 tooltip="probe the current strategy and every configured preset: retrieval metrics side by side"),
+        Binding("V", "evaluate_pair", "Compare retrieval", id="explorer.evaluate-pair", show=False,
+                tooltip="pick two configurations (current values or presets, each with its search mode and embed "
+                        "prefix) and probe them side by side, with the sections each one missed"),
         Binding("e", "expect", "Expect chunk", id="explorer.expect",
                 tooltip="mark the selected chunk as the one a question should find (the query pane shows its rank "
                         "and why it missed); e on the same chunk again clears the mark"),
@@ -149,6 +153,14 @@ class ExplorerScreen(Screen):
             super().__init__()
             self.result = result
 
+    class TreeCounted(Message):
+        """Every file's chunk token counts from the stats cache (the tree is unchanged since it was counted)."""
+
+        def __init__(self, resolved: ResolvedStrategy, counts: dict[str, FileStats]) -> None:
+            super().__init__()
+            self.resolved = resolved
+            self.counts = counts
+
     class FilesChanged(Message):
         """Files under the root were edited, added, deleted or moved (read by the watcher's worker)."""
 
@@ -177,6 +189,8 @@ class ExplorerScreen(Screen):
         self._awaiting_draw: tuple[SourceLayout, Callable[[], None]] | None = None
         #: The files view while it is open (it is given each new tree run).
         self._files_view: FilesScreen | None = None
+        #: The queries file last given in the two-configuration picker (V): its field starts with it.
+        self._pair_queries = ""
         #: What compare mode keeps between visits (side B's strategy), made on the first visit.
         self._compare_memory: CompareMemory | None = None
         #: (file worker, when it was first seen running, whether the user was told) for the slow-cut notice.
@@ -248,6 +262,8 @@ class ExplorerScreen(Screen):
         detail.border_title = "chunk"
         await self.query_one("#side", Vertical).mount_all([table, detail])
         self._painted.set()
+        if self.tree_result is None:
+            self.show_stored_totals()
 
     def _update_titles(self) -> None:
         src = self.query_one("#source")
@@ -430,6 +446,44 @@ class ExplorerScreen(Screen):
         result = chunk_tree(docs, resolved, self.config, lambda: worker.is_cancelled, tree=self.docs)
         if result is not None and not worker.is_cancelled:
             self.post_message(self.TreeChunked(result))
+            if resolved.strategy.uses_contexts:
+                self._say_missing_contexts()
+            # Kept for the next start (and the next visit to these parameters): see `show_stored_totals`.
+            from chunkscope.chunking.stats_cache import FileStats, StatsCache
+
+            stats = {p: FileStats(tuple(c.tokens for c in e.chunks), e.error) for p, e in result.entries.items()}
+            StatsCache(self.docs.root).store(resolved.strategy, docs, stats)
+
+    def _say_missing_contexts(self) -> None:
+        """embed_prefix = "llm": the app reads cached contexts only (never waits on a model); say what is missing."""
+        from chunkscope.llm.contextual import take_tally
+
+        missing, seen = take_tally()
+        if missing:
+            self.app.call_from_thread(
+                self.notify, f"{missing} of {seen} chunks have no LLM context yet and are embedded without one: "
+                f"run chunkscope contexts {self.docs.root} to write them", title="contexts missing", timeout=10)
+
+    @work(thread=True, exclusive=True, group="tree-stored", exit_on_error=False,
+          name="reading the stored totals", description="reading the stored totals")
+    def show_stored_totals(self) -> None:
+        """The tree's totals as stored by an earlier run, shown until this run's tree cut arrives (see
+        `chunking.stats_cache`): every file must be unchanged, or the totals wait for the tree cut."""
+        worker = get_current_worker()
+        resolved = self.resolved
+        docs = list(self.docs.documents)
+        from chunkscope.chunking.stats_cache import StatsCache  # in a worker: the first frame does without it
+
+        counts = StatsCache(self.docs.root).lookup(resolved.strategy, docs)
+        if docs and len(counts) == len(docs) and not worker.is_cancelled:
+            self.post_message(self.TreeCounted(resolved, counts))
+
+    def on_explorer_screen_tree_counted(self, msg: "ExplorerScreen.TreeCounted") -> None:
+        if msg.resolved is not self.resolved or self.tree_result is not None:
+            return  # another strategy by now, or the tree cut came first
+        self.query_one(DocsTreeView).show_chunk_counts({p: (len(s.tokens), s.error is not None)
+                                                        for p, s in msg.counts.items()})
+        self.query_one(TokenHistogram).tree_counts = tuple(t for s in msg.counts.values() for t in s.tokens)
 
     def on_explorer_screen_tree_chunked(self, msg: "ExplorerScreen.TreeChunked") -> None:
         if msg.result.resolved is not self.resolved:
@@ -468,6 +522,7 @@ class ExplorerScreen(Screen):
         self.workers.cancel_group(self, "tree")
         self._tree_stale = True
         self.rechunk_file("change")
+        self.show_stored_totals()
 
     def _adopt_preset_search(self, old: ResolvedStrategy, new: ResolvedStrategy, from_bar: bool) -> bool:
         """A preset naming its search mode (what tune chose) was chosen: the session searches in it. True when the
@@ -666,7 +721,7 @@ class ExplorerScreen(Screen):
         """Open the bottom pane on ``pane_id`` (mounting it on first use); False when the app is closing."""
         bottom = self.query_one("#bottom")
         bottom.add_class("-open")
-        self.add_class("-pane-open")  # the narrow layout makes room for it (explorer.tcss)
+        self._mark_pane_open(True)
         switcher = self.query_one("#panes", ContentSwitcher)
         if not switcher.is_attached:
             return False  # the app is closing (a key typed after q): nothing to mount into
@@ -714,6 +769,19 @@ class ExplorerScreen(Screen):
         elif await self._show_pane("size-pane"):
             self.call_after_refresh(self.query_one("#size-pane").focus)
 
+    def _mark_pane_open(self, opened: bool) -> None:
+        """The screen's ``-pane-open`` class, which only the short layout reads (it makes room for the pane there,
+        explorer.tcss), so it is set only there: a class change on the screen restyles every widget in it (about 90
+        with the lint pane open), a fifth of the CPU time Escape took at 120x40 on the Rust book (250 -> 200 ms
+        in process under load; bench/bench_tui.py, "Escape", from outside)."""
+        wanted = opened and self.has_class("-short")
+        if wanted != self.has_class("-pane-open"):
+            self.set_class(wanted, "-pane-open")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # After Textual's own handler has set the height class: the short layout follows an open pane.
+        self._mark_pane_open(self.query_one("#bottom").has_class("-open"))
+
     def _pane_shown(self, pane_id: str) -> bool:
         return self.query_one("#bottom").has_class("-open") and \
             self.query_one("#panes", ContentSwitcher).current == pane_id
@@ -735,7 +803,7 @@ class ExplorerScreen(Screen):
         in_pane = focused is not None and bottom in focused.ancestors_with_self
         if bottom.has_class("-open") and (in_pane or focused is view):
             bottom.remove_class("-open")
-            self.remove_class("-pane-open")
+            self._mark_pane_open(False)
         view.focus()
 
     @on(events.Mount)
@@ -849,6 +917,21 @@ class ExplorerScreen(Screen):
 
         self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search), self.show_missed)
 
+    def action_evaluate_pair(self) -> None:
+        """Key V: pick two configurations, then the evaluation view probes exactly those two."""
+        from chunkscope.tui.screens.evaluation import EvaluationScreen
+        from chunkscope.tui.screens.pick_pair import PickPairScreen
+
+        def picked(pair: Any) -> None:
+            if pair is not None:
+                self._pair_queries = pair.queries_name  # the field keeps it for the next visit
+                self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search,
+                                                      configurations=pair.configurations, queries=pair.queries,
+                                                      queries_name=pair.queries_name), self.show_missed)
+
+        self.app.push_screen(PickPairScreen(self.config, self.resolved, self.search.search_mode, self._pair_queries),
+                             picked)
+
     def show_missed(self, missed: Any) -> None:
         """Enter on a section the probe missed (the evaluation view): the section in the source, cut by the
         strategy that missed it, the chunk the miss was judged on selected and expected for its question."""
@@ -888,4 +971,12 @@ class ExplorerScreen(Screen):
                                   title="export")
 
     def on_unmount(self) -> None:
-        self.search.close()
+        # The app is closing. Never wait for the session's lock here, on the UI thread: a probe or an index build
+        # holds it until its batch ends (a quit after `v` took 6 s). Free, the store and the caches close now;
+        # held, that worker was cancelled with the app, and the process ends without it (a store survives that:
+        # tests/test_store_interrupted.py).
+        if self.search.lock.acquire(blocking=False):
+            try:
+                self.search.close()
+            finally:
+                self.search.lock.release()

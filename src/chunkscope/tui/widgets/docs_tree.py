@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from rich.cells import cell_len
@@ -139,6 +140,16 @@ class DocsTreeView(Tree[str]):
                 errors = e.lint_errors if lint_errors is None else lint_errors.get(path, 0)
                 self._counts[path] = (len(e.chunks), e.error is not None, errors, e.lint_warnings)
         self._mark_width = max((cell_len(lint_mark(e, w)[0]) for _, _, e, w in self._counts.values()), default=0)
+        for path, leaf in self._leaves.items():
+            leaf.set_label(self._label(path))
+
+    def show_chunk_counts(self, counts: Mapping[str, tuple[int, bool]]) -> None:
+        """Each file's chunk count and whether its cut failed, without lint marks (stored totals, before the
+        tree's own cut arrives with its lint: `set_counts`)."""
+        self._counts.clear()
+        for path, (n, failed) in counts.items():
+            self._counts[path] = (n, failed, 0, 0)
+        self._mark_width = 0
         for path, leaf in self._leaves.items():
             leaf.set_label(self._label(path))
 

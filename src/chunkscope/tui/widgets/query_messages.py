@@ -67,3 +67,10 @@ class ExpectationDropped(Message, namespace="query_pane"):
     def __init__(self, expected: Expected) -> None:
         super().__init__()
         self.expected = expected
+
+class Warmed(Message, namespace="query_pane"):
+    """The index of ``resolved`` was opened before any question and vouched for (`SearchSession.warm`)."""
+
+    def __init__(self, resolved: ResolvedStrategy) -> None:
+        super().__init__()
+        self.resolved = resolved

@@ -122,6 +122,7 @@ class QueryPane(RetrievalControls):
     IndexingChanged = query_messages.IndexingChanged
     Answered = query_messages.Answered
     ExpectationDropped = query_messages.ExpectationDropped
+    Warmed = query_messages.Warmed
 
     def __init__(self, session: SearchSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -178,6 +179,28 @@ class QueryPane(RetrievalControls):
         # Until a step has a rate (the model loading, the first batch: many seconds on a busy CPU), the indexing
         # line says how long it has run, redrawn each second: it never looks stuck.
         self.set_interval(TICK_SECONDS, self._tick, name="indexing line")
+        if not self._unavailable and self.resolved is not None and not self.session.is_indexed(self.resolved):
+            # Once the pane is drawn: opening a collection holds the interpreter for a moment.
+            self.call_after_refresh(self._warm, self.resolved)
+
+    @work(thread=True, exclusive=True, group="warm", exit_on_error=False, name="opening the index",
+          description="opening the index")
+    def _warm(self, resolved: ResolvedStrategy) -> None:
+        """While the first question is typed, an indexed tree's index is opened and vouched for
+        (`SearchSession.warm`: it never indexes), so Enter answers at once and results follow as you type."""
+        worker = get_current_worker()
+        if self.session.warm(resolved, CancelToken(poll=lambda: worker.is_cancelled)):
+            self.post_message(self.Warmed(resolved))
+
+    def on_query_pane_warmed(self, msg: query_messages.Warmed) -> None:
+        if self.resolved is None or msg.resolved.fingerprint() != self.resolved.fingerprint() or self._indexing():
+            return  # another strategy now, or Enter's indexing is under way and asks when done
+        question = self.query_one("#query-input", Input).value.strip()
+        if not question:
+            self._status(self._idle_text())
+        elif self._answer is None and self._debounce is None:
+            self._pending = question
+            self._start_search(question, self.resolved, submitted=False)
 
     def focus_input(self) -> None:
         self.query_one("#query-input", Input).focus()
@@ -578,4 +601,6 @@ class QueryPane(RetrievalControls):
         oid = event.option.id
         if self._answer is None or not oid or not oid.startswith("hit-"):
             return
-        self.post_message(self.JumpTo(self, self._answer.hits[int(oid[4:])]))
+        hit = self._answer.hits[int(oid[4:])]
+        # A parent (small-to-big) opens at the chunk that found it: the explorer selects chunks, not parents.
+        self.post_message(self.JumpTo(self, getattr(hit, "child", hit)))

@@ -59,7 +59,8 @@ def hit_options(a: Answer) -> list[Option]:
             options.append(Option(Text(f"──── threshold {a.threshold:g} ──── below it: filtered out, not sent "
                                        "to the model ────", style="bold #e5c07b"), disabled=True))
             line_drawn = True
-        mine = exp is not None and exp.is_chunk(h.path, h.start, h.end)
+        # A parent (small-to-big) is the expected one when one of its chunks is.
+        mine = exp is not None and any(exp.is_chunk(c.path, c.start, c.end) for c in getattr(h, "children", None) or [h])
         options.append(Option(hit_text(h, mine), id=f"hit-{i}"))
     if not line_drawn and a.threshold is not None and a.hits:
         options.append(Option(Text(f"──── threshold {a.threshold:g} ──── every hit above passes ────",
@@ -75,11 +76,34 @@ def hit_text(h: Any, mine: bool) -> Text:
     t.append("★ " if mine else "  ", style="bold #e5c07b")
     t.append(f"{h.rank:>2} ", style="bold")
     t.append(f"{h.score:.3f} ", style="#7ee787" if h.kept else "#ff8787")
+    if getattr(h, "search_rank", None):  # a reranked hit: the search's own rank and score beside the reranker's
+        t.append(f"(search {h.search_rank}, {h.search_score:.3f}) ", style="dim")
     t.append(visible(h.citation or " › ".join(h.heading_path), oneline=True), style="bold" if h.kept else "dim")
     t.append(f"  {visible(h.path, oneline=True)}:{h.start_line}", style="#58a6ff")
     if h.embed_tokens and h.tokens:
         t.append(f"  {h.tokens} tok", style="dim")
+    children = getattr(h, "children", None)
+    if children:
+        return t + parent_text(h, children)
     t.append("\n     " + snippet(h.text, 140), style="dim" if h.kept else "dim italic")
+    return t
+
+
+def parent_text(h: Any, children: list[Any]) -> Text:
+    """A parent's lines and the chunks that found it, then its text around its best chunk, that chunk highlighted:
+    the hit inside what the bot sends."""
+    found = ", ".join(f"#{c.rank} line {c.start_line}" for c in children)
+    t = Text(f"\n     {h.parent} lines {h.start_line}-{h.end_line} · found by {found}", style="dim")
+    best = children[0]
+    a, b = best.start - h.start, best.end - h.start
+    before, inside, after = h.text[:a], h.text[a:b], h.text[b:]
+    dim = "dim" if h.kept else "dim italic"
+    t.append("\n     ")
+    if before.strip():  # the parent's text just before the chunk, its end kept
+        t.append(("…" if len(before) > 30 else "") + snippet(before[-30:], 30) + " ", style=dim)
+    t.append(snippet(inside, 90), style="bold #e5c07b" if h.kept else "#e5c07b")
+    if after.strip():
+        t.append(" " + snippet(after, 30), style=dim)
     return t
 
 
