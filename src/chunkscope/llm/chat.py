@@ -12,13 +12,13 @@ it spent beside what it estimated.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from chunkscope.embedding.backends.http_retry import RetryPolicy, post_with_retries, refusal_line
+from chunkscope.embedding.backends.http_retry import (RetryPolicy, bearer_headers, endpoint_url, post_with_retries,
+                                                      refusal_line)
 from chunkscope.safe_text import redact_url
 
 #: OpenAI's own endpoint, the default base URL.
@@ -71,11 +71,7 @@ def parse_chat_model(model: str, url: str | None = None) -> ChatSpec:
 
 def chat_url(base: str) -> str:
     """``…/chat/completions`` of a base URL (``http://localhost:11434/v1``), keeping any query string."""
-    parts = urlsplit(base.strip())
-    path = parts.path.rstrip("/")
-    if not path.endswith("/chat/completions"):
-        path += "/chat/completions"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    return endpoint_url(base, "/chat/completions")
 
 
 @dataclass
@@ -104,10 +100,7 @@ class ChatClient:
         return f"{self.spec.name} at {redact_url(self.url)}"
 
     def _headers(self) -> dict[str, str]:
-        if self.spec.key_refusal:
-            return {}  # the trust rules keep the key from this URL (a 401 says why)
-        key = os.environ.get(self.spec.api_key_env, "").strip()
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        return bearer_headers(self.spec.api_key_env, self.spec.key_refusal)
 
     def _count_retry(self) -> None:
         self.retries += 1

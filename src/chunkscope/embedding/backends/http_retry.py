@@ -4,10 +4,12 @@ the endpoint, and the headers (the key) live no longer than the request."""
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlsplit, urlunsplit
 
 from chunkscope.safe_text import redact_urls
 
@@ -68,6 +70,25 @@ def post_with_retries(client: Any, url: str, body: dict[str, Any], *, headers: C
             _sleep_before(attempt, reply.headers.get("retry-after"), retries)
             continue
         raise error(refusal(reply.status_code, reply, attempt))
+
+
+def endpoint_url(base: str, route: str) -> str:
+    """``{base}{route}`` (``/rerank``, ``/chat/completions``) unless the base already ends with it; a query string
+    is kept."""
+    parts = urlsplit(base.strip())
+    path = parts.path.rstrip("/")
+    if not path.endswith(route):
+        path += route
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def bearer_headers(api_key_env: str, key_refusal: str | None) -> dict[str, str]:
+    """``Authorization: Bearer`` with the key read from ``api_key_env`` now (never kept), or nothing: when the trust
+    rules keep the key from this URL (``key_refusal``; a 401 then says why) or the variable is empty."""
+    if key_refusal:
+        return {}
+    key = os.environ.get(api_key_env, "").strip()
+    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 def refusal_line(where: str, status: int, reply: Any, attempts: int, *, key_refusal: str | None, api_key_env: str,

@@ -13,24 +13,19 @@ follow the embedding endpoint's rules (`chunkscope.embedding.backends.openai`).
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from chunkscope.embedding.backends.http_retry import RetryPolicy, post_with_retries, refusal_line
+from chunkscope.embedding.backends.http_retry import (RetryPolicy, bearer_headers, endpoint_url, post_with_retries,
+                                                      refusal_line)
 from chunkscope.retrieval.rerankers.base import Reranker, RerankError, RerankSpec
 from chunkscope.safe_text import redact_url
 
 
 def rerank_url(base: str) -> str:
     """``…/rerank`` of a base URL, keeping any query string."""
-    parts = urlsplit(base.strip())
-    path = parts.path.rstrip("/")
-    if not path.endswith("/rerank"):
-        path += "/rerank"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    return endpoint_url(base, "/rerank")
 
 
 class HttpReranker(Reranker):
@@ -50,10 +45,7 @@ class HttpReranker(Reranker):
         return f"{self.spec.model} at {redact_url(self.url)}"
 
     def _headers(self) -> dict[str, str]:
-        if self.spec.key_refusal:
-            return {}  # the trust rules keep the key from this URL (a 401 says why)
-        key = os.environ.get(self.spec.api_key_env, "").strip()
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        return bearer_headers(self.spec.api_key_env, self.spec.key_refusal)
 
     def _post(self, body: dict[str, Any]) -> Any:
         import httpx
