@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from chunkscope.embedding.backends.http_retry import RETRY_STATUSES, RetryPolicy, post_with_retries, server_message
+from chunkscope.embedding.backends.http_retry import RetryPolicy, post_with_retries, refusal_line
 from chunkscope.embedding.encoders import DEFAULT_TIMEOUT, EmbedError, Encoder, EncoderOptions, Truncator
 from chunkscope.embedding.spec import DEFAULT_API_KEY_ENV, EmbedderSpec, EmbedderSpecError
 from chunkscope.progress import waiting_on
@@ -49,7 +49,6 @@ OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "
 #: The score under which a hit counts as not retrieved, per model: seed 004's bot filters at 0.7 with
 #: text-embedding-3-small. Another server's model has none unless the user sets one.
 OPENAI_THRESHOLDS = {"text-embedding-3-small": 0.7}
-#: Statuses worth asking again: rate limits and server trouble.
 
 
 @dataclass(frozen=True)
@@ -223,19 +222,9 @@ class OpenAIEncoder:
         self.retries += 1
 
     def _refusal(self, status: int, reply: Any, attempts: int) -> str:
-        detail = server_message(reply)
-        if status in (401, 403) and self.spec.key_refusal:
-            return f"{self.where()}: the endpoint wants an API key (HTTP {status}), but {self.spec.key_refusal}"
-        if status in (401, 403):
-            return (f"{self.where()}: the endpoint refused the API key (HTTP {status}); check "
-                    f"{self.spec.api_key_env}" + (f": {detail}" if detail else ""))
-        if status == 404:
-            return (f"{self.where()}: not found (HTTP 404): no model {self.spec.model!r} there, or the URL is not an "
-                    "embeddings endpoint" + (f": {detail}" if detail else ""))
-        if status in RETRY_STATUSES:
-            return f"{self.where()}: still failing after {self.max_retries} retries (HTTP {status})" + (
-                f": {detail}" if detail else "")
-        return f"{self.where()}: HTTP {status}" + (f": {detail}" if detail else "")
+        return refusal_line(self.where(), status, reply, attempts, key_refusal=self.spec.key_refusal,
+                            api_key_env=self.spec.api_key_env,
+                            not_found=f"no model {self.spec.model!r} there, or the URL is not an embeddings endpoint")
 
     def _vectors(self, reply: Any, n: int) -> list[list[float]]:
         try:
