@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkscope.document.structure import first_content
+from chunkscope.document.structure import first_content, trim
 from chunkscope.retrieval.store import Hit
 
 if TYPE_CHECKING:
@@ -95,12 +95,6 @@ def _rstrip_end(text: str, start: int, end: int) -> int:
     return end
 
 
-def _last_content(text: str, start: int, end: int) -> int:
-    """One past the last non-space offset of ``text[start:end]`` (``end`` when it is all space)."""
-    e = _rstrip_end(text, start, end)
-    return e if e > start else end
-
-
 def _enclosing(headings: Sequence["Heading"], h: "Heading") -> "Heading | None":
     """The heading whose section holds ``h``'s: the nearest earlier heading of a higher level."""
     for prev in reversed(headings[: h.index]):
@@ -113,7 +107,7 @@ def _section(doc: "Document", start: int, end: int) -> tuple[int, int] | None:
     """The smallest section holding the non-space text of ``[start, end)``; None when no section does."""
     text = doc.text
     outline = doc.outline
-    lo, hi = first_content(text, start, end), _last_content(text, start, end)
+    lo, hi = first_content(text, start, end), trim(text, start, end)[1]
     h = outline.heading_before(lo)
     while h is not None:
         s_end = outline.section_end(h)
@@ -205,11 +199,7 @@ class ParentResolver:
         self.spec = spec
         self._documents = documents
         self._counter = counter
-        self._counters: dict[str, "SliceCounter"] = {}
         self._spans: dict[tuple[str, int, int], tuple[int, int]] = {}
-
-    def document(self, path: str) -> "Document | None":
-        return self._documents(path)
 
     def span(self, path: str, start: int, end: int) -> tuple[int, int]:
         """The parent of the chunk ``path[start:end]`` (the chunk itself when its document is unknown)."""
@@ -220,11 +210,8 @@ class ParentResolver:
             if doc is None or end > len(doc.text):
                 got = (start, end)
             else:
-                counter = None
-                if self.spec.kind == "window" and self._counter is not None:
-                    counter = self._counters.get(path)
-                    if counter is None:
-                        counter = self._counters[path] = self._counter(doc)
+                # A document's counter is made once by the document itself (`Analysis.counter`).
+                counter = self._counter(doc) if self.spec.kind == "window" and self._counter is not None else None
                 got = parent_span(doc, start, end, self.spec, counter)
             self._spans[key] = got
         return got

@@ -119,7 +119,6 @@ class _Search:
     def measure(self, ch: Chunking, variants: list[Candidate], rung: int, report: ProgressFn) -> list[Trial]:
         """One chunking on one rung, every variant of it (search mode, reranker, parent): one collection, the
         questions asked once per variant."""
-        from chunkscope.retrieval.parents import parse_parent
         from chunkscope.retrieval.retriever import Retriever
 
         part, k = self.parts[rung], self.result.k
