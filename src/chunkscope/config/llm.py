@@ -4,6 +4,7 @@ with the trust rules (`chunkscope.config.trust`) deciding whether its endpoint m
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,11 @@ def llm_spec(table: dict[str, Any], origin: Callable[[str], Origin], *, trust_tr
         return None
     # A model named on the command line without a URL does not inherit the file's (it may be another server's).
     target = url or (None if model else table.get("url"))
-    spec = parse_chat_model(str(name), target)
-    spec = ChatSpec(spec.model, spec.url, str(table.get("api_key_env") or DEFAULT_LLM_KEY_ENV),
-                    float(table.get("timeout", DEFAULT_LLM_TIMEOUT)))
+    spec = replace(parse_chat_model(str(name), target), api_key_env=str(table.get("api_key_env") or DEFAULT_LLM_KEY_ENV),
+                   timeout=float(table.get("timeout", DEFAULT_LLM_TIMEOUT)))
     named_by: Origin = "cli" if url else (origin("llm.url") if target else "default")
     refusal = secret_refusal(spec.url, named_by, tree_trusted=trust_tree, default_url=OPENAI_CHAT_URL, source=source)
     if refusal is None and "api_key_env" in table and origin("llm.api_key_env") == "tree" and not trust_tree:
         # The tree would choose which of the user's variables is sent.
         refusal = f"{source}: api_key_env = {spec.api_key_env!r} is named by the docs tree's config; {HOW_TO_ALLOW}"
-    return ChatSpec(spec.model, spec.url, spec.api_key_env, spec.timeout, refusal)
+    return replace(spec, key_refusal=refusal)

@@ -279,7 +279,9 @@ def generate(tree: "DocsTree", plan: Plan, model: ChatModel, *, model_name: str,
 
     out = Outcome()
     seen: set[str] = set()
-    every = probe_sections(tree, min_level=1, max_level=6, unique=False).sections
+    by_page: dict[str, list[ProbeSection]] = {}  # every section of each page, in reading order
+    for s in probe_sections(tree, min_level=1, max_level=6, unique=False).sections:
+        by_page.setdefault(s.path, []).append(s)
     for n, request in enumerate(plan.requests, 1):
         if should_stop is not None and should_stop():
             break
@@ -294,7 +296,7 @@ def generate(tree: "DocsTree", plan: Plan, model: ChatModel, *, model_name: str,
                 raise  # every other page would fail the same way
             out.failed_pages.append(f"{request.path}: {exc}")
             continue
-        page_sections = [s for s in every if s.path == request.path]
+        page_sections = by_page.get(request.path, [])
         for item in items:
             row, repaired, refused = check_row(tree, request.path, item, request.sections, page_sections)
             if refused is not None:
