@@ -56,7 +56,8 @@ def llm_spec(table: dict[str, Any], origin: Callable[[str], Origin], *, trust_tr
         return None
     # A model named on the command line without a URL does not inherit the file's (it may be another server's).
     target = url or (None if model else table.get("url"))
-    spec = replace(parse_chat_model(str(name), target), api_key_env=str(table.get("api_key_env") or DEFAULT_LLM_KEY_ENV),
+    spec = replace(parse_chat_model(str(name), target),
+                   api_key_env=str(table.get("api_key_env") or DEFAULT_LLM_KEY_ENV),
                    timeout=float(table.get("timeout", DEFAULT_LLM_TIMEOUT)))
     named_by: Origin = "cli" if url else (origin("llm.url") if target else "default")
     refusal = secret_refusal(spec.url, named_by, tree_trusted=trust_tree, default_url=OPENAI_CHAT_URL, source=source)
