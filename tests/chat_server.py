@@ -3,7 +3,7 @@
 ``POST /v1/chat/completions`` answers with ``respond(prompt)`` (the user message) as the assistant's content; the
 default rule writes, for every section the prompt shows, one question built from the section's first sentence,
 with that sentence as evidence, so the answers are deterministic and checkable. Requests are recorded with their
-``Authorization`` header; ``fail_next`` answers the next requests with the statuses given.
+``Authorization`` header; ``fail_next`` answers the next requests with the statuses given (and ``fail_reason``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .loopback import LoopbackServer, Reply, Request
 
 SECTION = re.compile(r"### Section heading: (?P<heading>[^\n]*)\n(?P<body>.*?)(?=\n\n### Section heading: |\Z)", re.S)
 
@@ -38,63 +39,36 @@ def honest(prompt: str) -> str:
     return "Here you are:\n```json\n" + json.dumps({"questions": rows}) + "\n```"
 
 
-class ChatServer:
+class ChatServer(LoopbackServer):
     """``with ChatServer() as srv: srv.base_url`` — a live chat endpoint until the block ends."""
 
     def __init__(self, respond: Callable[[str], str] = honest) -> None:
+        super().__init__()
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[int] = []
+        #: The server's own reason in a failing answer (OpenAI's ``{"error": {"message": ...}}``).
+        self.fail_reason = "busy"
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"{self.origin}/v1"
 
-    def __enter__(self) -> "ChatServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                return
-
-            def _reply(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-                with server._lock:
-                    server.requests.append({"path": self.path, "body": body,
-                                            "auth": self.headers.get("Authorization", "")})
-                    status = server.fail_next.pop(0) if server.fail_next else 200
-                if not self.path.endswith("/chat/completions"):
-                    self._reply(404, {"error": {"message": "no such route"}})
-                    return
-                if status != 200:
-                    self._reply(status, {"error": {"message": "busy"}})
-                    return
-                prompt = body["messages"][-1]["content"]
-                content = server.respond(prompt)
-                self._reply(200, {"choices": [{"message": {"role": "assistant", "content": content}}],
-                                  "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 7}})
-
-        return Handler
+    def answer(self, request: Request) -> Reply:
+        retry_now = {"Retry-After": "0"}
+        with self._lock:
+            self.requests.append({"path": request.path, "body": request.body,
+                                  "auth": request.headers.get("Authorization", "")})
+            status = self.fail_next.pop(0) if self.fail_next else 200
+        if not request.path.endswith("/chat/completions"):
+            return Reply(404, {"error": {"message": "no such route"}}, retry_now)
+        if status != 200:
+            return Reply(status, {"error": {"message": self.fail_reason}}, retry_now)
+        prompt = request.body["messages"][-1]["content"]
+        content = self.respond(prompt)
+        return Reply(200, {"choices": [{"message": {"role": "assistant", "content": content}}],
+                           "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 7}}, retry_now)
 
 
 def situate(prompt: str) -> str:

@@ -10,23 +10,24 @@ lengths), so a broken server is one ``encode`` away.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
+
+from .loopback import LoopbackServer, Reply, Request
 
 GOOD_KEY = "sk-test-good-key-0123456789"
 MODEL = "local-minilm"
 
 
-class EmbeddingsServer:
+class EmbeddingsServer(LoopbackServer):
     """``with EmbeddingsServer(encode) as srv: srv.base_url`` — a live server until the block ends."""
 
     def __init__(self, encode: Callable[[Sequence[str]], np.ndarray], *, key: str | None = GOOD_KEY,
                  model: str = MODEL, max_input_tokens: int | None = None) -> None:
+        super().__init__()
         self.encode = encode
         self.key = key
         self.model = model
@@ -36,76 +37,43 @@ class EmbeddingsServer:
         self.retry_after: str | None = "0"
         self.delay = 0.0  # seconds to wait before answering a request
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.origin}/v1"
 
-    def __enter__(self) -> "EmbeddingsServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:  # quiet
-                return
-
-            def _reply(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                if server.delay:
-                    time.sleep(server.delay)
-                auth = self.headers.get("Authorization", "")
-                with server._lock:
-                    record = {"path": self.path, "body": body, "auth": auth}
-                    server.requests.append(record)
-                    status = server.fail_next.pop(0) if server.fail_next else None
-                if self.path != "/v1/embeddings":
-                    record["status"] = 404
-                    return self._reply(404, {"error": {"message": f"no route {self.path}"}})
-                if server.key is not None and auth != f"Bearer {server.key}":
-                    record["status"] = 401
-                    shown = auth.removeprefix("Bearer ")
-                    return self._reply(401, {"error": {
-                        "message": f"Incorrect API key provided: {shown[:5]}***{shown[-4:]}", "type": "invalid_request_error"}})
-                if body.get("model") != server.model:
-                    record["status"] = 404
-                    return self._reply(404, {"error": {"message": f"The model `{body.get('model')}` does not exist"}})
-                if status is not None:
-                    record["status"] = status
-                    headers = {"Retry-After": server.retry_after} if status == 429 and server.retry_after else {}
-                    return self._reply(status, {"error": {"message": "Rate limit reached" if status == 429 else "oops"}},
-                                       headers)
-                texts = body.get("input")
-                if isinstance(texts, str):
-                    texts = [texts]
-                if server.max_input_chars is not None and any(len(t) > server.max_input_chars for t in texts):
-                    record["status"] = 400
-                    return self._reply(400, {"error": {"message": "input too long"}})
-                vecs = server.encode(texts)
-                data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
-                        for i, v in enumerate(vecs)]
-                record["status"] = 200
-                self._reply(200, {"object": "list", "data": list(reversed(data)), "model": server.model,
-                                  "usage": {"prompt_tokens": 0, "total_tokens": 0}})
-
-        return Handler
+    def answer(self, request: Request) -> Reply:
+        body = request.body
+        if self.delay:
+            time.sleep(self.delay)
+        auth = request.headers.get("Authorization", "")
+        with self._lock:
+            record = {"path": request.path, "body": body, "auth": auth}
+            self.requests.append(record)
+            status = self.fail_next.pop(0) if self.fail_next else None
+        if request.path != "/v1/embeddings":
+            record["status"] = 404
+            return Reply(404, {"error": {"message": f"no route {request.path}"}})
+        if self.key is not None and auth != f"Bearer {self.key}":
+            record["status"] = 401
+            shown = auth.removeprefix("Bearer ")
+            return Reply(401, {"error": {
+                "message": f"Incorrect API key provided: {shown[:5]}***{shown[-4:]}", "type": "invalid_request_error"}})
+        if body.get("model") != self.model:
+            record["status"] = 404
+            return Reply(404, {"error": {"message": f"The model `{body.get('model')}` does not exist"}})
+        if status is not None:
+            record["status"] = status
+            headers = {"Retry-After": self.retry_after} if status == 429 and self.retry_after else {}
+            return Reply(status, {"error": {"message": "Rate limit reached" if status == 429 else "oops"}}, headers)
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if self.max_input_chars is not None and any(len(t) > self.max_input_chars for t in texts):
+            record["status"] = 400
+            return Reply(400, {"error": {"message": "input too long"}})
+        vecs = self.encode(texts)
+        data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]} for i, v in enumerate(vecs)]
+        record["status"] = 200
+        return Reply(200, {"object": "list", "data": list(reversed(data)), "model": self.model,
+                           "usage": {"prompt_tokens": 0, "total_tokens": 0}})

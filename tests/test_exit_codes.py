@@ -3,6 +3,7 @@ error (nothing could be used), 130 interrupted (one line, no traceback)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -259,3 +260,78 @@ def test_a_tree_in_use_is_said_at_once_and_a_bad_queries_file_before_that(tmp_pa
             assert rc == 2 and str(bad) in err and "in use" not in err, (argv, err)
     finally:
         held.close()
+
+
+# --- the LLM commands (contexts, questions), against a chat endpoint on 127.0.0.1 -------------------------------
+
+#: Enough words under each heading for `questions` to ask about the section.
+SAID = " ".join(["The section says enough here for a question to be asked about it."] * 4)
+LLM_GOOD = f"# Good\n\n## Wheels\n\nWheels turn on axles. {SAID}\n\n## Motors\n\nMotors drive the wheels. {SAID}\n"
+LLM_COMMANDS = ["contexts", "questions"]
+
+
+def llm_tree(tmp_path: Path, files: dict[str, str | bytes], url: str) -> Path:
+    """`tree` whose config names the chat endpoint and gives ``section`` the LLM's contexts."""
+    root = tree(tmp_path, files)
+    with (root / "chunkscope.toml").open("a", encoding="utf-8") as f:
+        f.write(f'[strategies.section]\nembed_prefix = "llm"\n[llm]\nmodel = "openai:fake-chat"\nurl = "{url}"\n')
+    return root
+
+
+def llm_argv(command: str, root: Path, *extra: str) -> list:
+    if command == "contexts":
+        return [command, root, "-s", "section", "--yes", *extra]
+    return [command, root, "-n", "2", "--per-section", "1", "--yes", *extra]
+
+
+@pytest.fixture()
+def chat(monkeypatch, tmp_path):
+    """A chat endpoint that answers both commands: a chunk's context, or a page's questions."""
+    from tests.chat_server import ChatServer, honest, situate
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))  # the contexts written are this test's own
+    with ChatServer(lambda prompt: situate(prompt) if "<chunk>" in prompt else honest(prompt)) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("command", LLM_COMMANDS)
+def test_the_llm_commands_exit_0_when_done(tmp_path, capsys, chat, command):
+    root = llm_tree(tmp_path, {"good.md": LLM_GOOD}, chat.base_url)
+    rc, out, err = run(capsys, *llm_argv(command, root))
+    assert rc == 0, err
+    assert chat.requests and "Traceback" not in err
+    assert ("wrote 2 questions" if command == "questions" else "wrote 3 contexts") in err
+
+
+@pytest.mark.parametrize("command", LLM_COMMANDS)
+def test_the_llm_commands_with_an_unreadable_file_exit_1_after_their_output(tmp_path, capsys, chat, command):
+    root = llm_tree(tmp_path, {"good.md": LLM_GOOD, "latin1.md": b"# Caf\xe9\n\nText.\n"}, chat.base_url)
+    rc, out, err = run(capsys, *llm_argv(command, root))
+    assert rc == 1, err
+    assert "latin1.md: invalid-utf8" in err and "Traceback" not in err
+    assert ("wrote 2 questions" if command == "questions" else "wrote 3 contexts") in err  # the good file's work
+    if command == "questions":
+        assert {json.loads(line)["expect"]["path"] for line in out.splitlines()} == {"good.md"}
+
+
+@pytest.mark.parametrize("command", LLM_COMMANDS)
+def test_the_llm_commands_exit_2_when_nothing_can_be_asked(tmp_path, capsys, chat, command):
+    root = llm_tree(tmp_path, {"good.md": LLM_GOOD}, chat.base_url)
+    usage = [command, root, "-s", "recursive", "--yes"] if command == "contexts" else llm_argv(command, root, "-n", "0")
+    rc, out, err = run(capsys, *usage)  # contexts: a strategy without them; questions: no question asked
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert not chat.requests
+    (tmp_path / "gone").mkdir()
+    gone = llm_tree(tmp_path / "gone", {"good.md": LLM_GOOD}, "http://127.0.0.1:9/v1")
+    rc, out, err = run(capsys, *llm_argv(command, gone))  # the endpoint cannot be reached
+    assert rc == 2 and "cannot connect" in err and "Traceback" not in err, err
+
+
+def test_contexts_with_a_file_the_strategy_cannot_chunk_exits_1_and_writes_the_others(tmp_path, capsys, chat):
+    root = llm_tree(tmp_path, {"good.md": GOOD, "bad.md": BAD}, chat.base_url)
+    toml = root / "chunkscope.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace(":split\"\n", ':split"\nembed_prefix = "llm"\n', 1),
+                    encoding="utf-8")  # the fragile preset takes the LLM's contexts too
+    rc, out, err = run(capsys, "contexts", str(root), "-s", "fragile", "--yes")
+    assert rc == 1, err
+    assert "bad.md: chunk-error: " in err and "wrote 5 contexts" in err and "Traceback" not in err

@@ -251,7 +251,7 @@ def test_a_damaged_store_is_moved_aside_with_a_one_line_notice(tmp_path: Path) -
         p.write_bytes(b"\x00garbage" * 64)
     done = subprocess.run([sys.executable, "-m", "chunkscope", "query", str(docs), "boats"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and "results for boats" in done.stdout, done.stderr
+    assert done.returncode == 0 and "1 result for boats" in done.stdout, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Warning" not in done.stderr, done.stderr  # not Python's two-line RuntimeWarning
     assert lines[0].startswith("chunkscope: warning: vector store collection ") and "moved it to" in lines[0]

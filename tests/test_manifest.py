@@ -15,55 +15,23 @@ from chunkscope.cli import main
 from chunkscope.retrieval.ids import workspace_dir
 from chunkscope.retrieval.manifest import MANIFEST_DIR
 
-#: An hour ago: files and folders older than the manifest's racy window, as a tree edited long ago is.
-_PAST = 3600
-
+from .manifest_spies import Calls, age, forget, spy, spy_chunking
 
 Capsys = pytest.CaptureFixture[str]
-Spies = dict[str, list[Any]]
-
-
-def _age(root: Path, seconds: int = _PAST) -> None:
-    """Set every file's and folder's times ``seconds`` back (a tree written just now is "racy": hashed anyway)."""
-    when = os.stat(root).st_mtime - seconds
-    for folder, _, files in os.walk(root):
-        for name in files:
-            os.utime(Path(folder) / name, (when, when))
-        os.utime(folder, (when, when))
 
 
 @pytest.fixture()
-def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    """Record every call of the tree loader, the chunker (the paths it was given) and the one-file reader."""
-    import chunkscope.chunking.drivers as drivers
+def spies(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    """Record every call of the tree loader (the folder), the chunker (the paths it was given) and the one-file
+    reader (the path)."""
     import chunkscope.cli.context as context
     import chunkscope.retrieval.manifest as manifest
 
-    calls: dict[str, list[Any]] = {"load_docs": [], "chunk": [], "read": []}
-    real_load, real_chunk, real_read = context.load_docs, drivers.chunk_documents, manifest.read_document
-
-    def load_docs(*a: Any, **kw: Any) -> Any:
-        calls["load_docs"].append(a[0])
-        return real_load(*a, **kw)
-
-    def chunk_documents(docs: Any, *a: Any, **kw: Any) -> Any:
-        docs = list(docs)
-        calls["chunk"].extend(d.path for d in docs)
-        return real_chunk(docs, *a, **kw)
-
-    def read_document(file: Any, rel: str, *a: Any, **kw: Any) -> Any:
-        calls["read"].append(rel)
-        return real_read(file, rel, *a, **kw)
-
-    monkeypatch.setattr(context, "load_docs", load_docs)
-    monkeypatch.setattr(drivers, "chunk_documents", chunk_documents)
-    monkeypatch.setattr(manifest, "read_document", read_document)
+    calls: Calls = {"load_docs": [], "chunk": [], "read": []}
+    spy(monkeypatch, context, "load_docs", calls["load_docs"])
+    spy_chunking(monkeypatch, calls["chunk"])
+    spy(monkeypatch, manifest, "read_document", calls["read"], arg=1)
     return calls
-
-
-def _reset(calls: dict[str, list[Any]]) -> None:
-    for v in calls.values():
-        v.clear()
 
 
 def _index(docs: Path, capsys: Capsys, *extra: str) -> dict[str, Any]:
@@ -82,11 +50,11 @@ def _manifests(docs: Path) -> list[Path]:
     return sorted((workspace_dir(docs) / MANIFEST_DIR).glob("*.json"))
 
 
-def test_an_unchanged_tree_answers_without_loading_or_chunking(topic_docs: Path, capsys: Capsys, spies: Spies) -> None:
-    _age(topic_docs)
+def test_an_unchanged_tree_answers_without_loading_or_chunking(topic_docs: Path, capsys: Capsys, spies: Calls) -> None:
+    age(topic_docs)
     first = _index(topic_docs, capsys)
     assert first["chunks"] == 3 and sorted(spies["chunk"]) == ["baking.md", "sailing.md", "taxes.md"]
-    _reset(spies)
+    forget(spies)
     for mode in ("hybrid", "dense", "keyword"):
         hits = _query(topic_docs, "how do I tack a sailing boat through the wind", capsys, "--search", mode)
         assert hits[0]["path"] == "sailing.md", mode
@@ -98,14 +66,14 @@ def test_an_unchanged_tree_answers_without_loading_or_chunking(topic_docs: Path,
     assert spies == {"load_docs": [], "chunk": [], "read": []}
 
 
-def test_one_edited_file_is_the_only_one_read_and_chunked(topic_docs: Path, capsys: Capsys, spies: Spies) -> None:
-    _age(topic_docs)
+def test_one_edited_file_is_the_only_one_read_and_chunked(topic_docs: Path, capsys: Capsys, spies: Calls) -> None:
+    age(topic_docs)
     _index(topic_docs, capsys)
     manifest_before = _manifests(topic_docs)
     baking = topic_docs / "baking.md"
     baking.write_text(baking.read_text(encoding="utf-8") + "\nSourdough needs a starter fed the night before.\n",
                       encoding="utf-8")
-    _reset(spies)
+    forget(spies)
     report = _index(topic_docs, capsys)
     assert spies["load_docs"] == [] and spies["read"] == ["baking.md"] and spies["chunk"] == ["baking.md"]
     assert (report["upserted"], report["unchanged"], report["deleted"]) == (1, 2, 1)
@@ -113,20 +81,20 @@ def test_one_edited_file_is_the_only_one_read_and_chunked(topic_docs: Path, caps
     hits = _query(topic_docs, "what does sourdough need the night before", capsys, "--search", "keyword")
     assert hits[0]["path"] == "baking.md" and "Sourdough" in hits[0]["text"]
     # A file touched but not edited is read (its stamp moved), found identical by its hash, and not chunked.
-    _age(topic_docs)
+    age(topic_docs)
     _index(topic_docs, capsys)
-    _reset(spies)
+    forget(spies)
     os.utime(topic_docs / "taxes.md", (os.stat(topic_docs).st_mtime + 60,) * 2)
     assert _index(topic_docs, capsys)["upserted"] == 0
     assert spies["chunk"] == [] and spies["read"] == ["taxes.md"]
 
 
 def test_a_removed_file_loses_its_points_and_nothing_else_is_chunked(topic_docs: Path, capsys: Capsys,
-                                                                     spies: Spies) -> None:
-    _age(topic_docs)
+                                                                     spies: Calls) -> None:
+    age(topic_docs)
     _index(topic_docs, capsys)
     (topic_docs / "taxes.md").unlink()
-    _reset(spies)
+    forget(spies)
     hits = _query(topic_docs, "file the tax return before the April deadline", capsys, "--search", "keyword")
     # A file gone changes its folder: the tree is loaded again, but no remaining file is chunked again.
     assert spies["load_docs"] == [str(topic_docs)] and spies["chunk"] == []
@@ -145,7 +113,7 @@ def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import Store
 
-    _age(topic_docs)
+    age(topic_docs)
     _index(topic_docs, capsys)
     _index(topic_docs, capsys, "-p", "chunk_size=123")
     assert len(_manifests(topic_docs)) == 2
@@ -167,9 +135,9 @@ def test_another_strategy_parameter_or_embedder_has_a_manifest_of_its_own(topic_
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "other-version"])
-def test_a_damaged_manifest_is_a_full_pass_without_a_traceback(topic_docs: Path, capsys: Capsys, spies: Spies,
+def test_a_damaged_manifest_is_a_full_pass_without_a_traceback(topic_docs: Path, capsys: Capsys, spies: Calls,
                                                           damage: str) -> None:
-    _age(topic_docs)
+    age(topic_docs)
     _index(topic_docs, capsys)
     (file,) = _manifests(topic_docs)
     raw = file.read_bytes()
@@ -183,7 +151,7 @@ def test_a_damaged_manifest_is_a_full_pass_without_a_traceback(topic_docs: Path,
         data = json.loads(raw)
         data["version"] = 999
         file.write_text(json.dumps(data), encoding="utf-8")
-    _reset(spies)
+    forget(spies)
     hits = _query(topic_docs, "how long do I knead the dough", capsys, "--search", "hybrid")
     err = capsys.readouterr().err
     assert "Traceback" not in err and hits[0]["path"] == "baking.md"
@@ -191,18 +159,18 @@ def test_a_damaged_manifest_is_a_full_pass_without_a_traceback(topic_docs: Path,
     assert spies["load_docs"] == [str(topic_docs)]
     assert sorted(spies["chunk"]) == ["baking.md", "sailing.md", "taxes.md"]
     assert json.loads(file.read_bytes())["version"] != 999
-    _reset(spies)
+    forget(spies)
     _query(topic_docs, "how long do I knead the dough", capsys)
     assert spies["chunk"] == [] and spies["load_docs"] == []
 
 
-def test_a_store_emptied_elsewhere_is_indexed_again(topic_docs: Path, capsys: Capsys, spies: Spies) -> None:
+def test_a_store_emptied_elsewhere_is_indexed_again(topic_docs: Path, capsys: Capsys, spies: Calls) -> None:
     """The manifest lists points the store no longer holds (a rebuild from another tool): it is not trusted."""
-    _age(topic_docs)
+    age(topic_docs)
     _index(topic_docs, capsys)
-    _reset(spies)
+    forget(spies)
     report = _index(topic_docs, capsys, "--rebuild")
     assert report["upserted"] == 3 and sorted(spies["chunk"]) == ["baking.md", "sailing.md", "taxes.md"]
-    _reset(spies)
+    forget(spies)
     assert _query(topic_docs, "bake the loaf", capsys, "--search", "keyword")[0]["path"] == "baking.md"
     assert spies["chunk"] == []

@@ -5,6 +5,8 @@ into one result with the best child's rank, eval scores chunks and parents side 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from chunkscope.chunking.strategy import Strategy
 from chunkscope.cli import main
 from chunkscope.config.reader import ConfigError, parse_config, resolve_strategy
 from chunkscope.document.loader import load_docs
+from chunkscope.evaluation.parents import parent_metrics
 from chunkscope.retrieval.parents import ParentError, ParentHit, ParentResolver, parent_span, parse_parent
 from chunkscope.retrieval.store import Hit
 from chunkscope.tokens import get_tokenizer
@@ -190,6 +193,40 @@ def test_a_window_is_n_tokens_each_side_at_exact_offsets():
     assert doc.text[a:then.start].endswith("springs back.\n\n") and doc.text[then.end:b].startswith("\n\n## Baking")
 
 
+def _rank_metrics_of(parents, relevant, relevant_parents):
+    passage = ("bread.md", PAGE.index("Knead the"), PAGE.index("## Baking"))
+    m = parent_metrics(parents, relevant, passage, relevant_parents, ks=(1, 3, 5))
+    return {k: v for k, v in m.items() if not k.startswith(("passage_", "precision_"))}
+
+
+def test_parent_metrics_rank_each_parent_at_its_best_childs_rank():
+    """A parent's rank is its best child's, so ranks skip where children merged (the gap counts for nDCG); a parent
+    can overlap the answer when its child does not, so more can be found than the ideal holds (capped at 1)."""
+    doc = decoded_doc(PAGE, "bread.md")
+    chunks = Paragraphs().chunk(doc)
+    resolver = ParentResolver(parse_parent("section"), lambda p: doc)
+    # Knead (Kneading) 1, Put (Baking) 2, Then (Kneading again) 3, "Bread is" (the page) 4.
+    merged = resolver.merge(_hits(chunks, [3, 6, 4, 1]))
+    assert [p.rank for p in merged] == [1, 2, 4]
+    kneading = (merged[0].path, merged[0].start, merged[0].end)
+    other = ("bread.md", 0, 1)  # a second relevant parent the search never found
+    got = _rank_metrics_of(merged, [True, False, True], [kneading, other])
+    ideal = 1 + 1 / math.log2(3)
+    assert got == pytest.approx({"hit@1": 1.0, "hit@3": 1.0, "hit@5": 1.0, "mrr": 1.0,
+                                 "recall@1": 0.5, "recall@3": 0.5, "recall@5": 1.0,
+                                 "ndcg@1": 1.0, "ndcg@3": 1 / ideal, "ndcg@5": (1 + 1 / math.log2(5)) / ideal})
+    # One relevant parent in the ideal, two found (the page holds the answer too): recall and nDCG stop at 1.
+    got = _rank_metrics_of(merged, [False, True, True], [kneading])
+    assert got == pytest.approx({"hit@1": 0.0, "hit@3": 1.0, "hit@5": 1.0, "mrr": 0.5,
+                                 "recall@1": 0.0, "recall@3": 1.0, "recall@5": 1.0,
+                                 "ndcg@1": 0.0, "ndcg@3": 1 / math.log2(3), "ndcg@5": 1.0})
+    # A parent under the threshold is not retrieved; a relevant one past max(ks) is not found.
+    unkept = [replace(p, kept=False) if p.rank == 1 else p for p in merged]
+    got = _rank_metrics_of(unkept, [True, False, True], [kneading, other])
+    assert (got["hit@3"], got["hit@5"], got["mrr"], got["recall@5"]) == (0.0, 1.0, 0.25, 0.5)
+    assert _rank_metrics_of([replace(merged[2], rank=6)], [True], [kneading])["mrr"] == 0.0
+
+
 # --- eval: chunks and parents with the real model -------------------------------------------------------------
 
 
@@ -305,6 +342,45 @@ def test_eval_and_probe_show_chunks_and_parents_side_by_side(bread_docs, capsys,
     labels = [o["label"] for o in json.loads(capsys.readouterr().out)["strategies"]]
     assert labels == ["recursive(chunk_size=20,chunk_overlap=0)",
                       "recursive(chunk_size=20,chunk_overlap=0) · parent=page"]
+
+
+def test_the_apps_search_keeps_each_strategys_parents_while_the_documents_stay(bread_docs, tmp_path, monkeypatch):
+    """Questions typed letter by letter find the parents of the same chunks again: the search session keeps each
+    strategy's resolver (and the spans it found) until a document changes."""
+    import chunkscope.retrieval.parents as parents
+    from chunkscope.progress import CancelToken
+    from chunkscope.tui.headless.search import SearchSession
+    from tests.test_store_ownership import Embedder as HashEmbedder
+
+    found: list[tuple[str, int, int]] = []
+    real = parents.parent_span
+
+    def parent_span(doc, start, end, spec, counter=None):
+        found.append((doc.path, start, end))
+        return real(doc, start, end, spec, counter)
+
+    monkeypatch.setattr(parents, "parent_span", parent_span)
+    cfg = parse_config({"qdrant": {"path": str(tmp_path / "q")}, "retrieval": {"parent": "section"},
+                        "query": {"k": 3, "threshold": 0.0, "search": "dense"}})
+    small, smaller = (resolve_strategy(cfg, "recursive", {"chunk_size": n, "chunk_overlap": 0}) for n in (20, 12))
+    session = SearchSession(load_docs(bread_docs), cfg)
+    session._embedder = HashEmbedder()  # type: ignore[assignment]  # noqa: SLF001 - hashes, not the model
+    try:
+        for resolved in (small, smaller):
+            session.index(resolved, lambda p: None, CancelToken())
+        first = session.ask(small, "knead the dough")
+        assert first.hits and all(isinstance(h, ParentHit) and h.parent == "section" for h in first.hits)
+        assert len(found) == 3  # one span for each chunk found
+        again = session.ask(small, "knead the dough")
+        assert [(h.start, h.end) for h in again.hits] == [(h.start, h.end) for h in first.hits]
+        assert len(found) == 3  # the same chunks: their parents were kept
+        session.ask(smaller, "knead the dough")
+        assert len(found) == 6  # another strategy's chunks have parents of their own
+        session.invalidate()  # a document changed on disk: the spans found before may be wrong now
+        session.ask(small, "knead the dough")
+        assert len(found) == 9
+    finally:
+        session.close()
 
 
 # --- the app: the hit inside its parent -----------------------------------------------------------------------

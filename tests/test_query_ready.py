@@ -17,44 +17,19 @@ from chunkscope.retrieval.manifest import tree_settings
 from chunkscope.retrieval.retriever import Retriever
 from chunkscope.retrieval.store import Store
 
+from .manifest_spies import Calls, age, forget, spy, spy_chunking
 from .test_store_ownership import Embedder as FakeEmbedder
 
 
-def _age(root: Path, seconds: int = 3600) -> None:
-    """Files and folders an hour old: older than the manifest's racy window, as a tree edited long ago is."""
-    when = os.stat(root).st_mtime - seconds
-    for folder, _, files in os.walk(root):
-        for name in files:
-            os.utime(Path(folder) / name, (when, when))
-        os.utime(folder, (when, when))
-
-
 @pytest.fixture()
-def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+def spies(monkeypatch: pytest.MonkeyPatch) -> Calls:
     """Every document hashed (the manifest's content check) and chunked."""
-    import chunkscope.chunking.drivers as drivers
     import chunkscope.retrieval.manifest as manifest
 
-    calls: dict[str, list[str]] = {"hash": [], "chunk": []}
-    real_hash, real_chunk = manifest.content_hash, drivers.chunk_documents
-
-    def content_hash(text: str) -> str:
-        calls["hash"].append(text)
-        return real_hash(text)
-
-    def chunk_documents(docs: Any, *a: Any, **kw: Any) -> Any:
-        docs = list(docs)
-        calls["chunk"].extend(d.path for d in docs)
-        return real_chunk(docs, *a, **kw)
-
-    monkeypatch.setattr(manifest, "content_hash", content_hash)
-    monkeypatch.setattr(drivers, "chunk_documents", chunk_documents)
+    calls: Calls = {"hash": [], "chunk": []}
+    spy(monkeypatch, manifest, "content_hash", calls["hash"])
+    spy_chunking(monkeypatch, calls["chunk"])
     return calls
-
-
-def _forget(calls: dict[str, list[str]]) -> None:
-    for seen in calls.values():
-        seen.clear()
 
 
 def _retriever(docs: Path | Any, store: Store) -> Retriever:
@@ -66,11 +41,11 @@ def _retriever(docs: Path | Any, store: Store) -> Retriever:
 
 
 def test_the_manifest_vouches_for_an_unchanged_tree_from_stats_alone(topic_docs: Path, tmp_path: Path,
-                                                                     spies: dict[str, list[str]]) -> None:
-    _age(topic_docs)
+                                                                     spies: Calls) -> None:
+    age(topic_docs)
     with Store(topic_docs, path=tmp_path / "q") as store:
         full = _retriever(topic_docs, store).ensure_indexed()
-        _forget(spies)
+        forget(spies)
         r = _retriever(topic_docs, store)  # the tree loaded afresh, as an app holds it
         vouched = r.in_step()
         assert vouched is not None and spies == {"hash": [], "chunk": []}
@@ -84,7 +59,7 @@ def test_the_manifest_vouches_for_an_unchanged_tree_from_stats_alone(topic_docs:
         spies["chunk"].clear()
         assert edited.ensure_indexed().upserted == 1 and spies["chunk"] == ["baking.md"]
         # A file added to the tree: not vouched for either.
-        _age(topic_docs)
+        age(topic_docs)
         _retriever(topic_docs, store).ensure_indexed()
         (topic_docs / "gardening.md").write_text("# Gardening\n\nWater the roots, not the leaves.\n", encoding="utf-8")
         assert _retriever(topic_docs, store).in_step() is None
@@ -93,7 +68,7 @@ def test_the_manifest_vouches_for_an_unchanged_tree_from_stats_alone(topic_docs:
 def test_a_loaded_tree_older_than_the_disk_is_not_vouched_for(topic_docs: Path, tmp_path: Path) -> None:
     """The app loaded the tree, then a file was edited and indexed elsewhere: the manifest matches the disk, but
     not the documents the app holds, so it does not vouch for them."""
-    _age(topic_docs)
+    age(topic_docs)
     held = load_docs(topic_docs)
     with Store(topic_docs, path=tmp_path / "q") as store:
         _retriever(held, store).ensure_indexed()
@@ -114,8 +89,8 @@ def _session(docs: Path, cfg: Any) -> Any:
 
 
 def test_the_session_opens_an_indexed_tree_before_any_question(topic_docs: Path, tmp_path: Path,
-                                                               spies: dict[str, list[str]]) -> None:
-    _age(topic_docs)
+                                                               spies: Calls) -> None:
+    age(topic_docs)
     cfg = parse_config({"qdrant": {"path": str(tmp_path / "q")}})
     resolved = resolve_strategy(cfg, "section")
     first = _session(topic_docs, cfg)
@@ -123,7 +98,7 @@ def test_the_session_opens_an_indexed_tree_before_any_question(topic_docs: Path,
     assert not (tmp_path / "q").exists() and not first.is_indexed(resolved)
     first.index(resolved, lambda p: None, CancelToken())
     first.close()
-    _forget(spies)
+    forget(spies)
     again = _session(topic_docs, cfg)  # the app started again
     assert again.warm(resolved) is True and again.is_indexed(resolved)
     assert spies == {"hash": [], "chunk": []}
@@ -148,7 +123,7 @@ async def test_an_indexed_tree_answers_as_you_type_from_the_first_question(topic
 
     from .pilot import make_app, wait_for
 
-    _age(topic_docs)
+    age(topic_docs)
     assert main(["index", str(topic_docs)]) == 0
     app = make_app(topic_docs)
     async with app.run_test(size=(160, 50)) as pilot:

@@ -147,6 +147,49 @@ def test_a_page_that_answers_nonsense_is_reported_and_the_rest_go_on(docs, tmp_p
     assert "Traceback" not in err
 
 
+def test_a_refused_key_ends_the_run_and_any_other_refusal_fails_only_its_page(docs, tmp_path, capsys):
+    out = tmp_path / "q.jsonl"
+    with ChatServer() as srv:
+        for status in (401, 403):  # every next page would be refused the same way: one line, nothing more sent
+            srv.requests.clear()
+            srv.fail_next = [status]
+            rc = run(docs, srv, "-n", "6", "--per-section", "1", "--yes", "--out", str(out))
+            err = capsys.readouterr().err.strip().splitlines()
+            assert rc == 2 and len(srv.requests) == 1, err
+            assert err[-1].startswith("chunkscope: error: ") and f"refused the API key (HTTP {status})" in err[-1]
+        # Decided by the status, not by the words: a page refused for its own reason, which mentions a 401.
+        srv.requests.clear()
+        srv.fail_next, srv.fail_reason = [400], "this prompt is too long (it is not an HTTP 401)"
+        rc = run(docs, srv, "-n", "6", "--per-section", "1", "--yes", "--out", str(out))
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 0 and len(srv.requests) == 2, err
+        assert [line for line in err if line.startswith("failed: ")] == \
+            [f"failed: cooking.md: fake-chat at {srv.base_url}/chat/completions: HTTP 400: {srv.fail_reason}"]
+    assert {json.loads(line)["expect"]["path"] for line in out.read_text(encoding="utf-8").splitlines()} == \
+        {"garden.md"}
+
+
+def test_a_chat_error_carries_the_endpoints_status(docs):
+    from chunkscope.llm.chat import ChatClient, LlmError, parse_chat_model
+
+    with ChatServer() as srv:
+        client = ChatClient(parse_chat_model("openai:fake-chat", srv.base_url), max_retries=1, backoff=0.0)
+        try:
+            for status in (401, 404, 503):
+                srv.fail_next = [status] * 2  # a 503 is retried once, then given up
+                with pytest.raises(LlmError) as refused:
+                    client.complete("system", "user", max_tokens=5)
+                assert refused.value.status == status and refused.value.reached
+            assert client.complete("system", "user", max_tokens=5)  # answered: no error
+        finally:
+            client.close()
+    gone = ChatClient(parse_chat_model("openai:fake-chat", "http://127.0.0.1:9/v1"))
+    with pytest.raises(LlmError, match="cannot connect") as unreachable:
+        gone.complete("system", "user", max_tokens=5)
+    assert unreachable.value.status is None and not unreachable.value.reached
+    gone.close()
+
+
 def test_an_unreachable_endpoint_is_one_line(docs, capsys):
     rc = main(["questions", str(docs), "--llm", "openai:x", "--llm-url", "http://127.0.0.1:9/v1", "--yes"])
     err = capsys.readouterr().err.strip().splitlines()

@@ -133,7 +133,10 @@ def test_overlap_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     results = chunk_documents(load_docs(str(SAMPLE_DOCS)).documents,
                               get_strategy("recursive", chunk_size=200, chunk_overlap=40))
     overlapping = [c for r in results for c in r.chunks if c.overlap]
-    assert overlapping and page.count('<mark class="ovl"') == len(overlapping)
+    # A chunk's shared start is marked where its text begins (right after its head line); a finding shown inside
+    # that shared part splits the mark in two, so the marks alone may outnumber the chunks.
+    marked = re.findall(r'class="chead">(?:(?!</div>).)*</div><pre class="t"><mark class="ovl"', page, re.S)
+    assert overlapping and len(marked) == len(overlapping)
     # Each chunk still holds its whole slice, the part it shares with the previous one included.
     assert parse(page).files == {r.doc.path: [(c.start, c.end, c.text) for c in sorted(r.chunks, key=lambda c: (
         c.start, c.end))] for r in results}

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chunkscope.cli import main
+
+from .loopback import LoopbackServer, Reply, Request
 
 #: One page on the question's topic that shares one word with it, six elsewhere that share three ("how do i"):
 #: the search finds the baking page first, the word-overlap reranker puts it last.
@@ -40,55 +40,34 @@ def overlap(query: str, doc: str) -> float:
     return float(len(words(query) & words(doc)))
 
 
-class RerankServer:
+class RerankServer(LoopbackServer):
     """``with RerankServer() as srv: srv.url`` — POST /rerank scored by `overlap`, or by ``reply`` when set."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         #: Replaces the answer: (status, body) from the request's body.
         self.reply: Callable[[dict[str, Any]], tuple[int, str]] | None = None
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append(dict(self.headers))
-                if self.path != "/v1/rerank":
-                    status, text = 404, json.dumps({"error": "no such route"})
-                elif server.reply is not None:
-                    status, text = server.reply(body)
-                else:
-                    results = [{"index": i, "relevance_score": overlap(body["query"], d)}
-                               for i, d in enumerate(body["documents"])]
-                    results.sort(key=lambda r: -r["relevance_score"])
-                    status, text = 200, json.dumps({"results": results[: body["top_n"]]})
-                data = text.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"{self.origin}/v1"
 
-    def __enter__(self) -> "RerankServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+    def answer(self, request: Request) -> Reply:
+        body = request.body
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        if request.path != "/v1/rerank":
+            status, text = 404, json.dumps({"error": "no such route"})
+        elif self.reply is not None:
+            status, text = self.reply(body)
+        else:
+            results = [{"index": i, "relevance_score": overlap(body["query"], d)}
+                       for i, d in enumerate(body["documents"])]
+            results.sort(key=lambda r: -r["relevance_score"])
+            status, text = 200, json.dumps({"results": results[: body["top_n"]]})
+        return Reply(status, text, {"Retry-After": "0"})
 
 
 @pytest.fixture()

@@ -15,6 +15,7 @@ from chunkscope.chunking.registry import get_strategy
 from chunkscope.chunking.strategy import Limits
 from chunkscope.document.loader import Document, decode_document, load_docs
 from chunkscope.document.sentences import sentence_spans
+from chunkscope.chunking.strategies._common import word_cut
 from chunkscope.chunking.strategies.section_sentence import SectionSentenceStrategy
 from chunkscope.tokens import get_tokenizer
 
@@ -382,6 +383,19 @@ def test_sentence_longer_than_the_limit_is_cut_at_words_and_flagged() -> None:
         assert c.end == len(text) or text[c.end].isspace(), "cut between words"
     assert not any("oversize" in c.warnings for c in chunks if c.text == "Short two." or c.text.startswith("## 6.1"))
     check_invariants(mkdoc(text, "ch06-x.md"), chunks, 50)
+
+
+def test_a_cut_too_long_for_its_budget_backs_off_to_a_space() -> None:
+    """The step section-sentence and semantic share when a line alone is over the limit (`word_cut`)."""
+    text = "alpha beta gamma\tdelta"
+    end = len(text)
+    assert word_cut(text, 0, 8, end) == 6  # inside "beta": back to its start
+    assert word_cut(text, 0, 5, end) == 5  # on the space after "alpha": already a boundary
+    assert word_cut(text, 6, 14, end) == 11  # a tab is a space too
+    assert word_cut(text, 0, 3, end) == 3  # inside the first word: nothing to back off to, mid-word
+    assert word_cut(text, 17, 20, end) == 20  # inside the last word, which starts the piece: mid-word
+    assert word_cut(text, 17, 17, end) == 18  # nothing fits: one character, so the cutting moves on
+    assert word_cut(text, 11, end, end) == end  # the piece's end is a boundary
 
 
 def test_heading_inside_an_overflowing_section_never_ends_a_chunk() -> None:

@@ -210,6 +210,41 @@ def test_a_fresh_process_recutting_a_document_is_served_by_the_embedding_cache(t
     assert (second.stats.misses, second.stats.hits) == (0, 9)
 
 
+def test_the_views_cut_with_one_embedder_per_embedder_configuration(tmp_path: Path) -> None:
+    """The command line's strategies, the app's re-cuts with new parameters and the app's question session embed
+    with one embedder while they share an embedder configuration (one model loaded, one cache); another
+    configuration has its own; and nothing keeps an embedder alive once nobody uses it."""
+    import argparse
+    import gc
+    import weakref
+
+    from chunkscope.cli.context import strategies_from_args
+    from chunkscope.config.reader import parse_config
+    from chunkscope.document.loader import load_docs
+    from chunkscope.tui.headless.search import SearchSession
+    from chunkscope.tui.headless.session import resolve
+
+    def embedder(resolved: Any) -> Any:
+        return resolved.strategy.vectors.embedder
+
+    (tmp_path / "page.md").write_text(f"# Fruit\n\n{FRUIT}\n", encoding="utf-8")
+    cfg = parse_config({"embedder": {"batch_size": 3}})  # a configuration of this test's alone (see the end)
+    given = strategies_from_args(argparse.Namespace(strategy=["semantic", "semantic"], param=["max_tokens=128"]), cfg)
+    recut = resolve(cfg, "semantic", {"max_tokens": 96})  # a parameter changed in the app's strategy bar
+    session = SearchSession(load_docs(tmp_path), cfg)
+    one = embedder(given[0])
+    assert embedder(given[1]) is one and embedder(recut) is one
+    with session.lock:
+        assert session._embedder_now() is one  # noqa: SLF001 - the query pane's embedder
+    other = resolve(parse_config({"embedder": {"batch_size": 8}}), "semantic")
+    assert one.batch_size == 3 and embedder(other) is not one and embedder(other).batch_size == 8
+
+    gone = weakref.ref(one)
+    del one, given, recut, session
+    gc.collect()
+    assert gone() is None
+
+
 # --- parameters ----------------------------------------------------------------------------------------------------
 
 

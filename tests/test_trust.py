@@ -7,10 +7,7 @@ receives the user's key unless the user allows the tree (``--trust-tree-config``
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +20,7 @@ from chunkscope.config.trust import TRUST_ENV, is_loopback, secret_refusal
 from chunkscope.chunking.params import ParamError
 from chunkscope.embedding.embedder import EmbedError, embedder_for
 
+from .loopback import LoopbackServer, Reply, Request
 from .openai_server import MODEL, EmbeddingsServer
 
 OPENAI_KEY = "sk-user-secret-0123456789"
@@ -162,33 +160,16 @@ def test_loopback_is_this_machine_only() -> None:
 # --- the Qdrant key -------------------------------------------------------------------------------------------
 
 
-class HeaderLog:
+class HeaderLog(LoopbackServer):
     """A server on 127.0.0.1 that records each request's ``api-key`` header and answers 401 (it wants a key)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.keys: list[str | None] = []
-        log = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                return
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                log.keys.append(self.headers.get("api-key"))
-                body = json.dumps({"status": {"error": "Must provide an API key"}}).encode()
-                self.send_response(401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+    def answer(self, request: Request) -> Reply:
+        self.keys.append(request.headers.get("api-key"))
+        return Reply(401, {"status": {"error": "Must provide an API key"}})
 
 
 def test_a_qdrant_url_from_the_trees_config_never_receives_the_key(tmp_path: Path, keys: None) -> None:
@@ -196,9 +177,8 @@ def test_a_qdrant_url_from_the_trees_config_never_receives_the_key(tmp_path: Pat
     from chunkscope.retrieval.engine import StoreError
     from chunkscope.retrieval.store import Store
 
-    server = HeaderLog()
-    try:
-        docs = write_tree(tmp_path, f'[qdrant]\nurl = "{server.url}"\n')
+    with HeaderLog() as server:
+        docs = write_tree(tmp_path, f'[qdrant]\nurl = "{server.origin}"\n')
         target = load_config(docs).qdrant_target()
         assert (target.origin, target.api_key_env) == ("tree", None)
         with pytest.raises(StoreError, match=f"{TRUST_ENV}=1"):
@@ -209,8 +189,6 @@ def test_a_qdrant_url_from_the_trees_config_never_receives_the_key(tmp_path: Pat
         with pytest.raises(StoreError, match="refused the API key"):
             Store(docs, url=trusted.url, api_key_env=trusted.api_key_env)
         assert set(server.keys) == {QDRANT_KEY}
-    finally:
-        server.close()
 
 
 def test_qdrant_url_origins(tmp_path: Path, keys: None) -> None:

@@ -249,7 +249,7 @@ async def test_help_and_keymap_override(tmp_path):
         await ready(pilot, app)
         ex = explorer(app)
         await pilot.press("ctrl+f")
-        await wait_for(pilot, lambda: ex.query_one("#bottom").has_class("-open"), what="query pane via ctrl+f")
+        await wait_for(pilot, lambda: ex.pane_open, what="query pane via ctrl+f")
         assert ex.query_one("#query-input", Input).has_focus
         await pilot.press("escape")
         await pilot.press("question_mark")

@@ -161,7 +161,7 @@ async def test_h_shows_the_chunk_sizes_with_their_axis_as_stats_does():
         ex = app.explorer
         ex.query_one(SourceView).focus()
         await pilot.press("h")
-        await wait_for(pilot, lambda: ex.query("#size-pane") and ex.query_one("#bottom").has_class("-open"),
+        await wait_for(pilot, lambda: ex.query("#size-pane") and ex.pane_open,
                        what="the sizes pane")
         text = str(ex.query_one("#size-pane").render())
         tree = ex.tree_result
@@ -173,4 +173,4 @@ async def test_h_shows_the_chunk_sizes_with_their_axis_as_stats_does():
         assert "limit 120" in text
         assert f"{ex.current_path} · chunk sizes in cl100k_base tokens" in text
         await pilot.press("h")
-        await wait_for(pilot, lambda: not ex.query_one("#bottom").has_class("-open"), what="the pane closed")
+        await wait_for(pilot, lambda: not ex.pane_open, what="the pane closed")

@@ -134,7 +134,7 @@ async def test_indexing_says_each_step_from_the_first_second_and_ctrl_x_stops_it
             assert footer.status.startswith("indexing 40/100 · ") and " left" in footer.status
             # Both Escapes: out of the field, then the pane closes; the build goes on and the footer offers the stop.
             await pilot.press("escape", "escape")
-            assert not ex.query_one("#bottom").has_class("-open")
+            assert not ex.pane_open
             assert "Stop indexing" in footer.render().plain or "ctrl+x stops" in footer.status
             await pilot.press("ctrl+x")
             await wait_for(pilot, lambda: fake.stopped.is_set(), what="the build to see its stop")

@@ -138,20 +138,26 @@ async def test_misses_are_listed_per_configuration_and_enter_opens_one_in_its_mo
         assert ex.expected is not None and ex.expected.question == "Meanders"
 
 
+def write_questions(folder: Path) -> Path:
+    """Four labelled questions on `tiny_docs`, as a JSONL queries file."""
+    import json
+
+    queries = folder / "questions.jsonl"
+    asked = [("How does a river build new land at the coast?", "rivers.md", "Delta formation"),
+             ("Why is the land beside a river good for farming?", "rivers.md", "Floodplains"),
+             ("What pushes molten rock up through the crust?", "volcanoes.md", "Magma chambers"),
+             # Words in no chunk: keyword search finds nothing, so it is a miss there.
+             ("zzzz qqqq xxxx", "volcanoes.md", "Pyroclastic flows")]
+    queries.write_text("".join(json.dumps({"query": q, "expect": {"path": f, "heading": h}}) + "\n"
+                               for q, f, h in asked), encoding="utf-8")
+    return queries
+
+
 @pytest.mark.model
 async def test_a_queries_file_adds_evals_metrics_and_misses_beside_the_probes(tiny_docs: Path, tmp_path: Path) -> None:
     """With labelled questions, the real ``eval`` runs after the probe on the same two configurations: its rows
     join the table (the numbers ``evaluate`` gives) and its misses the list, each opening in the source."""
-    import json
-
-    queries = tmp_path / "questions.jsonl"
-    asked = [("How does a river build new land at the coast?", "rivers.md", "Delta formation"),
-             ("Why is the land beside a river good for farming?", "rivers.md", "Floodplains"),
-             ("What pushes molten rock up through the crust?", "volcanoes.md", "Magma chambers"),
-             # Words in no chunk: keyword search (B) finds nothing, so it is a miss there.
-             ("zzzz qqqq xxxx", "volcanoes.md", "Pyroclastic flows")]
-    queries.write_text("".join(json.dumps({"query": q, "expect": {"path": f, "heading": h}}) + "\n"
-                               for q, f, h in asked), encoding="utf-8")
+    queries = write_questions(tmp_path)
     cfg = parse_config({"strategy": "recursive", "presets": PRESETS})
     app = make_app(tiny_docs, cfg)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -190,6 +196,75 @@ async def test_a_queries_file_adds_evals_metrics_and_misses_beside_the_probes(ti
                        and ex.result.resolved.label == "small", what="the miss in the source")
         await wait_for(pilot, lambda: ex.expected is not None, what="the expectation")
         assert ex.expected.question == "zzzz qqqq xxxx"
+
+
+def start_app(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> Any:
+    """``chunkscope ARGV`` up to the app's start: the app it would run (`run_app` is where the terminal is taken)."""
+    import chunkscope.tui.app as app_module
+    from chunkscope.cli import main
+
+    started: dict[str, Any] = {}
+
+    def run_app(tree: Any, config: Any, resolved: Any, **kw: Any) -> int:
+        started["app"] = app_module.ChunkscopeApp(tree, config, resolved, **kw)
+        return 0
+
+    monkeypatch.setattr(app_module, "run_app", run_app)
+    assert main(argv) == 0
+    return started["app"]
+
+
+@pytest.mark.model
+async def test_the_queries_flag_starts_both_evaluation_views_with_evals_columns(
+        tiny_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``chunkscope DOCS --queries FILE``: v runs eval's questions after the probe with no path typed; the picker
+    (V) starts with the file named, and its two configurations get eval's rows too."""
+    queries = write_questions(tmp_path)
+    app = start_app(monkeypatch, [str(tiny_docs), "--queries", str(queries)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen) and app.explorer.result is not None,
+                       what="the explorer")
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, EvaluationScreen), what="the evaluation view")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.eval_results is not None, timeout=300, what="eval to finish")
+        current = app.explorer.resolved.label
+        assert [r.strategy_label for r in screen.eval_results] == [current]
+        assert len(screen.eval_results[0].per_query) == 4
+        table = screen.query_one("#eval-table", DataTable)
+        assert float(str(table.get_row("eval · hit@5")[1])) == round(screen.eval_results[0].metrics["hit@5"], 3)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen), what="back to the explorer")
+
+        picker = await open_picker(pilot, app)
+        assert picker.query_one("#pair-queries", Input).value == str(queries)
+        picker.query_one("#b-search", Select).value = "keyword"  # B: the same strategy, matched by its words
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, EvaluationScreen) and app.screen is not screen,
+                       what="the evaluation of two configurations")
+        pair = app.screen
+        await wait_for(pilot, lambda: pair.eval_results is not None, timeout=300, what="eval of both")
+        assert [r.strategy_label for r in pair.eval_results] == [f"A: {current} · dense", f"B: {current} · keyword"]
+        assert pair.query_one("#eval-table", DataTable).get_row("eval · misses")
+
+
+@pytest.mark.parametrize("content, problem", [(None, "no such file"), ('{"query": "q"}\n', ":1: ")])
+def test_a_bad_queries_file_is_one_line_naming_it_before_the_app_starts(
+        tiny_docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        content: str | None, problem: str) -> None:
+    import chunkscope.tui.app as app_module
+    from chunkscope.cli import main
+
+    path = tmp_path / "questions.jsonl"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    monkeypatch.setattr(app_module, "run_app", lambda *a, **kw: pytest.fail("the app started"))
+    for argv in ([str(tiny_docs), "--queries", str(path)], ["tui", str(tiny_docs), "--queries", str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"chunkscope: error: {path}") and problem in err, err
+        assert err.count("\n") == 1, err
 
 
 async def test_a_bad_prefix_is_one_line_naming_the_side() -> None:
@@ -260,6 +335,49 @@ async def test_compare_sums_up_the_tree_and_brackets_move_between_files() -> Non
         await wait_for(pilot, lambda: isinstance(app.screen, ExplorerScreen), what="back to the explorer")
         # Back on the file compared last.
         await wait_for(pilot, lambda: ex.result is not None and ex.result.doc.path == paths[0], what="file 1")
+
+
+async def test_compare_sums_up_the_explorers_strategy_from_the_explorers_own_cut(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Side A is the strategy the explorer has already cut the whole tree with: its totals come from that run (the
+    same figures), and only B's strategy, or A's after a change, is cut again."""
+    import chunkscope.tui.headless.tree_totals as totals_module
+
+    cut: list[str] = []
+    real = totals_module.chunk_tree
+
+    def spy(docs: Any, resolved: Any, *args: Any, **kw: Any) -> Any:
+        cut.append(resolved.label)
+        return real(docs, resolved, *args, **kw)
+
+    monkeypatch.setattr(totals_module, "chunk_tree", spy)
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="the tree's run")
+        ex.action_compare("fixed")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and all(app.screen.totals.values()),
+                       timeout=60, what="compare's totals")
+        screen = app.screen
+        a = screen.strategies["a"]
+        assert a is ex.resolved and cut == [screen.strategies["b"].label]  # A was not cut a second time
+        assert screen.totals["a"] == real_totals(app, a)
+        # A with other parameters is no longer the explorer's run: it is cut.
+        from chunkscope.tui.headless.session import resolve
+
+        smaller = resolve(app.config, a.name, {**a.params, "chunk_size": a.params["chunk_size"] // 2})
+        cut.clear()
+        screen.chunk_side("a", smaller)
+        await wait_for(pilot, lambda: screen.totals["a"] is not None, timeout=60, what="A's new totals")
+        assert cut == [smaller.label]
+        assert screen.totals["a"] == real_totals(app, smaller) != real_totals(app, a)
+
+
+def real_totals(app: Any, resolved: Any) -> Any:
+    """The tree's totals of ``resolved``, cut afresh (what the compare line must show)."""
+    from chunkscope.tui.headless.tree_totals import tree_totals
+
+    return tree_totals(app.docs.documents, resolved, app.config)
 
 
 # --- the snapshot ----------------------------------------------------------------------------------------------

@@ -125,3 +125,117 @@ async def test_quit_while_the_tree_is_counted_cancels_the_count(monkeypatch: pyt
     assert tree.is_cancelled
     assert tree.state == WorkerState.CANCELLED
     assert ex.tree_result is None  # the count stopped half-way: nothing was shown or stored after the quit
+
+
+#: The child: `run_app` (what `chunkscope DOCS` runs) on a terminal of its own. It notes in a log file when the
+#: explorer is mounted, when the query session is closed (with the garbage collector's frozen count) and when the explorer
+#: is unmounted; sys.argv[3] == "fail": the lint key raises, the app ends on that error.
+QUIT_CHILD = """
+import gc, sys
+from pathlib import Path
+from chunkscope.config.reader import load_config, resolve_strategy
+from chunkscope.document.loader import load_docs
+from chunkscope.tui.app import run_app
+from chunkscope.tui.screens.explorer import ExplorerScreen
+
+log = Path(sys.argv[2])
+note = lambda line: log.open("a").write(line + "\\n")
+mount, close, unmount = ExplorerScreen.on_mount, ExplorerScreen.close_session, ExplorerScreen.on_unmount
+def mounted(self):
+    note("mounted")
+    mount(self)
+def closed(self):
+    note(f"closed frozen={gc.get_freeze_count()}")
+    close(self)
+def unmounted(self):
+    note("unmounted")
+    unmount(self)
+def failing(self):
+    raise RuntimeError("lint broke on purpose")
+ExplorerScreen.on_mount, ExplorerScreen.close_session = mounted, closed
+ExplorerScreen.on_unmount = unmounted
+if sys.argv[3] == "fail":
+    ExplorerScreen.action_lint = failing
+note(f"started frozen={gc.get_freeze_count()}")
+cfg = load_config(sys.argv[1])
+run_app(load_docs(sys.argv[1], ignore=cfg.ignore), cfg, resolve_strategy(cfg))
+"""
+
+
+def _run_app_on_a_terminal(tmp_path: Path, key: str, mode: str = "ok") -> tuple[int, bytes, list[str]]:
+    """`run_app` in a child on a pseudo-terminal: ``key`` a second after the explorer is mounted; its exit code,
+    its output and its log."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "log.txt"
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40",
+           "CHUNKSCOPE_CACHE": str(tmp_path / "cache")}
+    child = subprocess.Popen([sys.executable, "-c", QUIT_CHILD, str(SAMPLE), str(log), mode], stdin=slave,
+                             stdout=slave, stderr=slave, env=env, cwd=Path(__file__).resolve().parents[1],
+                             close_fds=True)
+    os.close(slave)
+    out = bytearray()
+    sent = False
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if not sent and log.exists() and "mounted" in log.read_text():
+                time.sleep(1.0)
+                os.write(master, key.encode())
+                sent = True
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the child is gone: the terminal's other end is closed
+                    break
+                if not data:
+                    break
+                out += data
+        code = child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.close(master)
+    return code, bytes(out), log.read_text().splitlines()
+
+
+def test_q_ends_the_process_once_the_terminal_is_restored(tmp_path: Path) -> None:
+    """q on a real terminal: the terminal is given back (the alternate screen left, the cursor shown), the query
+    session is closed, the exit code is 0, and the process ends there, without Textual's unmounting of every
+    widget first (most of what a quit cost past restoring the terminal). The process's garbage collector has
+    the loaded tree frozen (see `run_app`)."""
+    code, out, log = _run_app_on_a_terminal(tmp_path, "q")
+    assert code == 0, out[-3000:]
+    assert log[0] == "started frozen=0" and log[1] == "mounted", log
+    assert len(log) == 3 and log[2].startswith("closed frozen="), log  # closed, never unmounted
+    assert int(log[2].split("=")[1]) > 0
+    restored = out.rindex(b"\x1b[?1049l")  # the alternate screen left...
+    assert b"\x1b[?25h" in out[restored:]  # ...and the cursor shown after it
+
+
+def test_an_app_ending_on_an_error_still_gets_textual_whole_teardown(tmp_path: Path) -> None:
+    """The quick end is for a quit alone: an app that ends on an error is unmounted as before, its error is
+    printed on the restored terminal, and the exit code says it failed."""
+    code, out, log = _run_app_on_a_terminal(tmp_path, "l", mode="fail")
+    assert code == 1, out[-3000:]
+    assert "unmounted" in log, log
+    assert b"lint broke on purpose" in out[out.rindex(b"\x1b[?1049l"):]
+
+
+async def test_an_app_run_in_a_test_leaves_the_garbage_collector_alone() -> None:
+    """Only `run_app`, which owns its process, freezes the collector; an app run anywhere else never does."""
+    import gc
+
+    before = gc.get_freeze_count()
+    app = make_app(SAMPLE)
+    async with app.run_test(size=SIZE) as pilot:
+        ex = app.explorer
+        await wait_for(pilot, lambda: ex.tree_result is not None, what="the tree's count")
+    assert gc.get_freeze_count() == before

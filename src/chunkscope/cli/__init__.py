@@ -75,13 +75,19 @@ def _mistyped_command(word: str, commands: set[str]) -> str | None:
     return close[0] if close else None
 
 
-def say_missing_contexts(docs: str | None) -> None:
-    """After a command that chunked with ``embed_prefix = "llm"``: how many chunks had no cached context."""
+def _take_contexts_tally() -> tuple[int, int]:
+    """The chunks cut with ``embed_prefix = "llm"`` since the last call: (without a cached context, in all), then
+    zeroed; (0, 0) without looking when no strategy of this process asked for contexts (their module never loaded)."""
     if "chunkscope.llm.contextual" not in sys.modules:
-        return  # no strategy of this run asked for contexts
+        return 0, 0
     from chunkscope.llm.contextual import take_tally
 
-    missing, seen = take_tally()
+    return take_tally()
+
+
+def say_missing_contexts(docs: str | None) -> None:
+    """After a command that chunked with ``embed_prefix = "llm"``: how many chunks had no cached context."""
+    missing, seen = _take_contexts_tally()
     if missing:
         warn(f"{missing:,} of {plural(seen, 'chunk')} have no LLM context yet and were used without one: run "
               f"chunkscope contexts {docs or 'DOCS'} to write them (it shows the cost first)")
@@ -104,11 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        _take_contexts_tally()  # a count left by an earlier call (tests, the app) is not this command's
         # Without a terminal, a command waiting on an endpoint says so every few seconds (CI logs, scripts).
-        if "chunkscope.llm.contextual" in sys.modules:  # a count left by an earlier call (tests, the app)
-            from chunkscope.llm.contextual import take_tally
-
-            take_tally()
         with waiting_notices(argv[0]):
             code = int(args.func(args) or 0)
         say_missing_contexts(getattr(args, "docs", None))

@@ -7,7 +7,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from chunkscope.chunking.drivers import chunk_documents
 from chunkscope.chunking.model import ChunkedDoc
@@ -15,9 +14,6 @@ from chunkscope.config.reader import Config, ResolvedStrategy, load_config, reso
 from chunkscope.document.loader import DocsError, DocsTree, load_docs
 from chunkscope.safe_text import visible
 from chunkscope.cli.parsing import parse_param_args
-
-if TYPE_CHECKING:
-    from chunkscope.embedding.embedder import Embedder
 
 
 @dataclass
@@ -63,19 +59,14 @@ def strategies_from_args(args: argparse.Namespace, cfg: Config) -> list[Resolved
     names = [n for n in names if n] or [None]
     params = parse_param_args(getattr(args, "param", None))
     resolved = [resolve_strategy(cfg, n, params) for n in names]
-    # A strategy that embeds as it chunks (semantic) embeds with the command's embedder, made on first use.
-    from chunkscope.embedding.sentence_vectors import supply_vectors
+    # A strategy that embeds as it chunks (semantic) embeds with the command's embedder, made on first use and
+    # shared by every strategy of the command line (and the app's re-cuts, when the command is the app).
+    from chunkscope.embedding.sentence_vectors import configured_vectors
 
     model, url = getattr(args, "embedder", None), getattr(args, "embed_url", None)
     url = url if model is None or model.startswith("openai:") else None
-
-    def make() -> "Embedder":
-        from chunkscope.embedding.embedder import embedder_for
-
-        return embedder_for(cfg, model, url)
-
     for r in resolved:
-        supply_vectors(r.strategy, make)
+        configured_vectors(r.strategy, cfg, model, url)
     return resolved
 
 

@@ -291,15 +291,18 @@ def find_config(docs: Path | None, explicit: str | Path | None = None) -> Path |
         if not p.is_file():
             raise ConfigError(f"{explicit}: no such config file")
         return p
-    from chunkscope.document.loader import docs_root_of, is_site_root
+    from chunkscope.document.loader import docs_root_of, is_site_root, site_docs_above
 
     places = []
     if docs is not None:
-        root = docs if docs.is_dir() else docs_root_of(docs)
+        # A folder inside a site's docs is read as part of them (`load_docs`), so it has their config too.
+        root = (site_docs_above(docs) or docs) if docs.is_dir() else docs_root_of(docs)
         places.append(root)
         site = Path(os.path.abspath(root)).parent
         if root.name == "docs" and is_site_root(site):
             places.append(site)
+        elif site.name == "versioned_docs" and is_site_root(site.parent):  # a release's folder: the site's config
+            places.append(site.parent)
     places.append(Path.cwd())
     for folder in places:
         cand = folder / CONFIG_NAME

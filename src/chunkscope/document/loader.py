@@ -140,8 +140,9 @@ class DocsTree:
         root: the docs root every ``Document.path`` is relative to (for a single file, the root of the tree it
             belongs to: see `docs_root_of`).
         single_file: one file was given (commands show it by the path the user typed).
-        partial: only part of the tree under ``root`` was loaded (a single file), so what needs the other files
-            (lint's ``duplicate`` rule across files, a store's other points) must not be judged from this one.
+        partial: only part of the tree under ``root`` was loaded (a single file, a folder inside a site's docs),
+            so what needs the other files (lint's ``duplicate`` rule across files, a store's other points) must not
+            be judged from this part.
         site: the Docusaurus site the docs are published in, when one was read around them.
         notes: one-line remarks on how the tree was read (a site root read through its docs folder, pages
             Docusaurus does not publish left out, config values that could not be read); not problems.
@@ -317,13 +318,14 @@ def every_file(rel: str) -> bool:
 
 
 def iter_doc_files(root: Path, ignore: Iterable[str] = (), published: Callable[[str], bool] | None = None,
-                   left_out: list[str] | None = None) -> tuple[list[tuple[Path, str]], list[Problem]]:
+                   left_out: list[str] | None = None, under: str = "") -> tuple[list[tuple[Path, str]], list[Problem]]:
     """Every Markdown/MDX file under ``root`` in reading order, as (absolute path, POSIX relative path).
 
     Only pages: a file ``published`` (default: `docusaurus_pages`' defaults) says Docusaurus would not publish is
     skipped, and its relative path appended to ``left_out`` when given. Symlinks are followed only when they stay
     inside the root and do not lead back to a folder already on the current path, so a link loop or a link out
-    of the tree is reported, never walked.
+    of the tree is reported, never walked. ``under`` (a POSIX path relative to ``root``) walks only that folder,
+    its files still named relative to ``root``.
     """
     ignore = tuple(ignore)
     is_page = published if published is not None else docusaurus_pages()
@@ -384,7 +386,8 @@ def iter_doc_files(root: Path, ignore: Iterable[str] = (), published: Callable[[
             else:
                 files.append((path, rel))
 
-    walk(root, (), frozenset({root_real}))
+    start = root / under if under else root
+    walk(start, tuple(under.split("/")) if under else (), frozenset({root_real, start.resolve()}))
     return files, problems
 
 
@@ -404,24 +407,62 @@ def docs_root_of(file: str | os.PathLike[str]) -> Path:
     """The root of the docs tree a single file belongs to, so it reads as it does in a whole-tree run.
 
     The rule: the nearest folder, from the file's own folder upwards, that holds ``chunkscope.toml``,
-    ``docusaurus.config.*`` or ``sidebars.*``. A Docusaurus site root (either of the last two) stands for its
-    ``docs/`` folder when the file lies inside it. With no such folder, the file's own folder is the root.
+    ``docusaurus.config.*`` or ``sidebars.*``, or that a site root beside it names as its docs (``path: '../docs'``).
+    A Docusaurus site root (either of the two) stands for its ``docs/`` folder when the file lies inside it. With no
+    such folder, the file's own folder is the root.
     """
     marked = marked_root_of(file)
     return marked if marked is not None else Path(os.path.abspath(file)).parent
 
 
 def marked_root_of(file: str | os.PathLike[str]) -> Path | None:
-    """`docs_root_of` when a marker decides it (the folder holding one, or a site root's ``docs/``); None when no
-    folder above the file is marked, and its own folder is a root only for want of a better one."""
+    """`docs_root_of` when a marker decides it (the folder holding one, or a site root's ``docs/`` or
+    ``versioned_docs/version-X`` folder); None when no folder above the file is marked, and its own folder is a
+    root only for want of a better one."""
     file = Path(os.path.abspath(file))  # absolute, but symlinks kept: the path stays the one the user gave
-    for folder in file.parents:
+    return _marked_above(file)
+
+
+def _marked_above(path: Path) -> Path | None:
+    """The nearest marked root strictly above the absolute ``path`` (see `marked_root_of`), or None. A docs
+    folder that a site root beside it names (`_site_root_beside`) is marked too, so a page or folder deep in it
+    reads as part of it, as one in a site's own ``docs/`` does."""
+    for folder in path.parents:
         if is_site_root(folder):
-            docs = folder / "docs"
-            return docs if docs.is_dir() and docs in file.parents else folder
-        if (folder / CONFIG_MARKER).is_file():
+            return _site_folder_of(folder, path)
+        if (folder / CONFIG_MARKER).is_file() or _site_root_beside(folder) is not None:
             return folder
     return None
+
+
+def site_docs_above(folder: str | os.PathLike[str]) -> Path | None:
+    """The docs folder (``docs/`` or ``versioned_docs/version-X``) of the Docusaurus site that ``folder`` lies
+    inside, as far as the markers tell without reading the site's config; None for a folder in no site, a folder
+    with a ``chunkscope.toml`` of its own (a root of its own), or a docs folder itself."""
+    path = Path(os.path.abspath(folder))
+    if (path / CONFIG_MARKER).is_file():
+        return None
+    above = _marked_above(path)
+    if above is None:
+        return None
+    if above.name == "docs" and is_site_root(above.parent) or _site_root_beside(above) is not None:
+        return above
+    release = above.parent.name == "versioned_docs" and above.name.startswith("version-")
+    return above if release and is_site_root(above.parent.parent) else None
+
+
+def _site_folder_of(site_root: Path, path: Path) -> Path:
+    """The docs folder of ``site_root`` that ``path`` lies in: ``docs/``, or the ``versioned_docs/version-X``
+    folder of a release (read as that version, with its routes); the site root itself for anything else."""
+    docs = site_root / "docs"
+    if docs.is_dir() and docs in path.parents:
+        return docs
+    versioned = site_root / "versioned_docs"
+    if versioned in path.parents:
+        version = versioned / path.relative_to(versioned).parts[0]
+        if version != path and version.name.startswith("version-") and version.is_dir():
+            return version
+    return site_root
 
 
 def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
@@ -433,8 +474,10 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
 
     When the docs sit in a Docusaurus site (the folder is a site root, its docs folder, or one of its
     ``versioned_docs/version-X`` folders), the site's config is read (`chunkscope.site.config.read_site`) and
-    every document carries it, so URLs are the published ones. A site root given as ``path`` reads its docs
-    folder, and says so in ``notes``; versioned docs are read only when their folder is given. Files Docusaurus
+    every document carries it, so URLs are the published ones; so is a docs folder that a site root beside it
+    names (``website/`` with ``path: '../docs'``). A folder inside a docs folder is read as part of it, as a single
+    file is: paths relative to that docs folder, the tree ``partial``. A site root given as ``path`` reads its
+    docs folder, and says so in ``notes``; versioned docs are read only when their folder is given. Files Docusaurus
     does not publish (``_``-prefixed, the plugin's ``exclude``) are left out unless ``site`` says
     ``unpublished = true``, and ``notes`` counts them.
 
@@ -477,6 +520,17 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
             notes = []
     else:
         found, notes = _site_around(p, allow_code, site)
+    under = ""
+    inside = site_docs_above(p) if found is None else None
+    if inside is not None:
+        # A folder inside a site's docs (or a release's) is read as part of that tree, as a single file is: its
+        # paths, ids and routes are then the whole site's, not those of a tree that starts at the folder.
+        found, remarks = _site_around(inside, allow_code, site)
+        if found is not None:
+            under = Path(os.path.abspath(p)).relative_to(inside).as_posix()
+            shown = os.path.normpath(os.path.join(path, *[os.pardir] * len(Path(under).parts)))  # as typed
+            notes = [f"{path}: read as part of the site's docs folder {shown}: paths start there", *remarks]
+            p = inside
     unpublished = bool((site or {}).get("unpublished", False))
     published: Callable[[str], bool]
     if unpublished:
@@ -485,8 +539,10 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
         published = docusaurus_pages(found.include, found.exclude)
     else:
         published = docusaurus_pages()
+    if under:
+        published = _kept_under(under, published)  # a re-walk (the app's watcher) keeps to the folder too
     left_out: list[str] = []
-    files, problems = iter_doc_files(p, ignore, published, left_out)
+    files, problems = iter_doc_files(p, ignore, published, left_out, under=under)
     if left_out:
         notes.append(f"{len(left_out)} file{'s' if len(left_out) != 1 else ''} Docusaurus does not publish "
                      f"(_-prefixed or excluded: {', '.join(left_out[:3])}{', …' if len(left_out) > 3 else ''}) "
@@ -498,7 +554,14 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
         if doc is not None:
             doc.site = found
             docs.append(doc)
-    return DocsTree(root=p, documents=docs, problems=problems, site=found, notes=notes, published=published)
+    return DocsTree(root=p, documents=docs, problems=problems, site=found, notes=notes, published=published,
+                    partial=bool(under))
+
+
+def _kept_under(under: str, published: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``published`` for the files under the folder ``under`` only."""
+    prefix = under + "/"
+    return lambda rel: rel.startswith(prefix) and published(rel)
 
 
 def _versions_note(site_root: Path) -> str:
@@ -524,7 +587,7 @@ def _site_around(folder: Path, allow_code: bool, overrides: Mapping[str, Any] | 
             and is_site_root(folder.parent.parent):
         site_root, version = folder.parent.parent, folder.name.removeprefix("version-")
     else:
-        return None, []
+        return _site_beside(folder, allow_code, overrides)
     try:
         reading = read_site(site_root, allow_code=allow_code, version=version, overrides=overrides)
     except SiteConfigError as exc:
@@ -534,6 +597,46 @@ def _site_around(folder: Path, allow_code: bool, overrides: Mapping[str, Any] | 
             os.path.abspath(site_root / config.path) != os.path.abspath(folder):
         return None, []  # a folder of the site that is not its docs (a blog, a second plugin's docs)
     return config, [reading.unread] if reading.unread else []
+
+
+def _site_beside(folder: Path, allow_code: bool, overrides: Mapping[str, Any] | None
+                 ) -> tuple[SiteConfig | None, list[str]]:
+    """The site whose docs ``folder`` is from a site root beside it (Jest's ``website/`` reads ``path: '../docs'``,
+    so ``docs/`` given alone has no marker above it), and its notes; (None, []) when no site beside names it.
+
+    The site is picked by its config's literal reading: trusting this tree's code (``allow_code``) must not run
+    the code of every other project in the same parent folder; only the site picked is read again with it.
+    """
+    here = Path(os.path.abspath(folder))
+    site_root = _site_root_beside(here, overrides)
+    if site_root is None:
+        return None, []
+    try:
+        reading = read_site(site_root, allow_code=allow_code, overrides=overrides)
+    except SiteConfigError as exc:
+        raise DocsError(f"[site] in chunkscope.toml: {exc}") from exc
+    if os.path.abspath(site_root / reading.config.path) != str(here):
+        return None, []  # its code names another folder than its literal reading did
+    return reading.config, [reading.unread] if reading.unread else []
+
+
+def _site_root_beside(folder: Path, overrides: Mapping[str, Any] | None = None) -> Path | None:
+    """The site root beside the absolute ``folder`` whose config, read literally (never run), names ``folder``
+    as its docs; None when none does."""
+    if folder.parent == folder:
+        return None  # the file system's root has nothing beside it
+    try:
+        beside = sorted(e for e in folder.parent.iterdir() if e != folder and e.is_dir() and is_site_root(e))
+    except OSError:
+        return None
+    for site_root in beside:
+        try:
+            reading = read_site(site_root, allow_code=False, overrides=overrides)
+        except SiteConfigError as exc:
+            raise DocsError(f"[site] in chunkscope.toml: {exc}") from exc
+        if os.path.abspath(site_root / reading.config.path) == str(folder):
+            return site_root
+    return None
 
 
 def is_ignored(rel: str, patterns: Iterable[str]) -> bool:

@@ -220,12 +220,16 @@ def score_retriever(retriever: "Retriever", label: str, queries: Sequence[QueryC
 
 
 def parent_resolver(retriever: "Retriever", parent: "ParentSpec | None") -> "ParentResolver | None":
-    """The parents of ``retriever``'s hits (its tree's documents, its strategy's tokens); None for no parent."""
+    """The parents of ``retriever``'s hits (its tree's documents, its strategy's tokens); None for no parent.
+
+    One per collection scored, kept for all its questions (it keeps the spans it found). A file the tree did not
+    load is read within the loader's default size limit.
+    """
     if parent is None or not parent.active:
         return None
-    from chunkscope.retrieval.parents import ParentResolver, tree_documents
+    from chunkscope.retrieval.parents import ParentResolver
 
-    return ParentResolver(parent, tree_documents(retriever.tree), retriever.strategy.counter)
+    return ParentResolver.of_tree(parent, retriever.tree, retriever.strategy.counter)
 
 
 def ask_and_judge(retriever: "Retriever", case: QueryCase, region: Region, vector: Any, chunks: Sequence["Chunk"], *,

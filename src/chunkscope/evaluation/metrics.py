@@ -34,7 +34,9 @@ PASSAGE_UNITS = ("chars", "tokens")
 def query_metrics(relevant: Sequence[bool], n_relevant: int, ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
     """Metrics of one ranked list: ``relevant[i]`` says whether rank i+1 was a relevant, kept hit.
 
-    ``n_relevant`` is the number of relevant chunks that exist (the ideal ranking, for recall and nDCG).
+    ``n_relevant`` is the number of relevant chunks that exist (the ideal ranking, for recall and nDCG). Recall and
+    nDCG stop at 1: a parent (`chunkscope.evaluation.parents`) can hold the answer when its chunk does not, so more
+    can be found than the ideal counts.
     """
     ks = sorted(set(ks))
     out: dict[str, float] = {}
@@ -48,7 +50,7 @@ def query_metrics(relevant: Sequence[bool], n_relevant: int, ks: Sequence[int] =
     for k in ks:
         dcg = sum(1.0 / math.log2(i + 2) for i, r in enumerate(relevant[:k]) if r)
         ideal = sum(1.0 / math.log2(i + 2) for i in range(min(n_relevant, k)))
-        out[f"ndcg@{k}"] = dcg / ideal if ideal else 0.0
+        out[f"ndcg@{k}"] = min(1.0, dcg / ideal) if ideal else 0.0
     return out
 
 

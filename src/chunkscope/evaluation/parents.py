@@ -17,10 +17,10 @@ parent would have carried it); it replaces ``below-k`` and ``split``, whose "ran
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
+from chunkscope.evaluation.metrics import query_metrics
 from chunkscope.evaluation.passages import Measure, char_measure, precision_omega
 from chunkscope.evaluation.passages import score as passage_score
 from chunkscope.evaluation.regions import Region, overlaps
@@ -40,30 +40,14 @@ CARRIED = "carried by its"
 _REPLACED = ("below-k", "split")
 
 
-def _rank_metrics(relevant_ranks: Sequence[int], n_relevant: int, ks: Sequence[int]) -> dict[str, float]:
-    """hit@k, MRR, recall@k, nDCG@k from the ranks of the relevant kept parents (distinct, ascending), as
-    `chunkscope.evaluation.metrics.query_metrics` words them for a ranked list."""
-    ks = sorted(set(ks))
-    first = relevant_ranks[0] if relevant_ranks and relevant_ranks[0] <= max(ks) else None
-    out = {f"hit@{k}": 1.0 if first is not None and first <= k else 0.0 for k in ks}
-    out["mrr"] = 1.0 / first if first is not None else 0.0
-    for k in ks:
-        found = sum(1 for r in relevant_ranks if r <= k)
-        out[f"recall@{k}"] = min(1.0, found / n_relevant) if n_relevant else 0.0
-    for k in ks:
-        dcg = sum(1.0 / math.log2(r + 1) for r in relevant_ranks if r <= k)
-        ideal = sum(1.0 / math.log2(i + 2) for i in range(min(n_relevant, k)))
-        out[f"ndcg@{k}"] = min(1.0, dcg / ideal) if ideal else 0.0
-    return out
-
-
 def parent_metrics(parents: Sequence["ParentHit"], relevant: Sequence[bool], passage: tuple[str, int, int],
                    relevant_parents: Sequence[tuple[str, int, int]], ks: Sequence[int],
                    measure: Measure = char_measure) -> dict[str, float]:
     """Every metric ``eval`` reports, for merged parents (``relevant[i]``: parent i overlaps the region)."""
     ks = sorted(set(ks))
-    ranks = [p.rank for p, r in zip(parents, relevant) if r and p.kept]
-    out = _rank_metrics(sorted(ranks), len(set(relevant_parents)), ks)
+    # A parent keeps its best child's rank, so ranks skip where children merged: the ranked list has a gap there.
+    ranks = {p.rank for p, r in zip(parents, relevant) if r and p.kept}
+    out = query_metrics([rank in ranks for rank in range(1, max(ks) + 1)], len(set(relevant_parents)), ks)
     scores = {k: passage_score(passage, [(p.path, p.start, p.end) for p in parents if p.kept and p.rank <= k],
                                measure) for k in ks}
     for name in ("recall", "precision", "iou"):

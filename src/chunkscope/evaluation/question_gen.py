@@ -43,6 +43,8 @@ MIN_BODY_WORDS = 30
 MAX_SECTION_CHARS = 4000
 #: Output tokens allowed per question asked (a question, its heading and one sentence of evidence).
 OUTPUT_TOKENS_PER_QUESTION = 120
+#: The statuses of a refused key: every other page would be refused alike, so the run stops at the first.
+KEY_REFUSED = (401, 403)
 
 SYSTEM_PROMPT = (
     "You write test questions for a documentation search engine. Each question is one a reader of these docs "
@@ -292,7 +294,7 @@ def generate(tree: "DocsTree", plan: Plan, model: ChatModel, *, model_name: str,
             out.failed_pages.append(f"{request.path}: {exc}")
             continue
         except LlmError as exc:
-            if "HTTP 401" in str(exc) or "HTTP 403" in str(exc) or "cannot connect" in str(exc):
+            if exc.status in KEY_REFUSED or not exc.reached:
                 raise  # every other page would fail the same way
             out.failed_pages.append(f"{request.path}: {exc}")
             continue

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from chunkscope.embedding.backends.http_retry import (RetryPolicy, bearer_headers, endpoint_url, post_with_retries,
@@ -32,7 +32,18 @@ PREFIX = "openai:"
 
 
 class LlmError(Exception):
-    """The chat endpoint cannot be used, refused, or answered nonsense; one line, naming it."""
+    """The chat endpoint cannot be used, refused, or answered nonsense; one line, naming it.
+
+    Args:
+        status: the HTTP status the endpoint refused with (401, 404, 503 after the retries); None when it did not
+            refuse (no answer, or an answer that is no chat completion).
+        reached: False when the endpoint could not be connected to at all.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, reached: bool = True) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reached = reached
 
 
 @dataclass(frozen=True)
@@ -105,10 +116,17 @@ class ChatClient:
     def _count_retry(self) -> None:
         self.retries += 1
 
-    def _refusal(self, status: int, reply: Any, attempts: int) -> str:
-        return refusal_line(self.where(), status, reply, attempts, key_refusal=self.spec.key_refusal,
-                            api_key_env=self.spec.api_key_env,
-                            not_found=f"no chat endpoint or no model {self.spec.name!r} there")
+    def _refusal(self, status: int, reply: Any, attempts: int) -> NoReturn:
+        # Raised here rather than returned as the line for `post_with_retries` to raise: the error carries the
+        # status, which callers decide by (a refused key ends a run; a page's own refusal fails that page alone).
+        raise LlmError(refusal_line(self.where(), status, reply, attempts, key_refusal=self.spec.key_refusal,
+                                    api_key_env=self.spec.api_key_env,
+                                    not_found=f"no chat endpoint or no model {self.spec.name!r} there"),
+                       status=status)
+
+    @staticmethod
+    def _unreachable(message: str) -> LlmError:
+        return LlmError(message, reached=False)
 
     def complete(self, system: str, user: str, *, max_tokens: int, temperature: float = 0.0) -> str:
         """The model's answer to one ``user`` message under ``system``.
@@ -127,7 +145,7 @@ class ChatClient:
         reply = post_with_retries(
             self._client, self.url, body, headers=self._headers, where=self.where(), timeout=self.spec.timeout,
             timeout_setting="[llm] timeout", retries=RetryPolicy(self.max_retries, self.backoff, max_delay=30.0),
-            error=LlmError, refusal=self._refusal, on_retry=self._count_retry)
+            error=LlmError, refusal=self._refusal, on_retry=self._count_retry, unreachable=self._unreachable)
         try:
             data = reply.json()
             content = data["choices"][0]["message"]["content"]

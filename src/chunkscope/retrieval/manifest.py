@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
 from chunkscope.chunking.model import ChunkedDoc
-from chunkscope.document.loader import SKIPPED_DIRS, DocsTree, Document, Problem, is_site_root, read_document
+from chunkscope.document.loader import (SKIPPED_DIRS, DocsTree, Document, Problem, is_site_root, read_document,
+                                        site_docs_above)
 from chunkscope.progress import CancelToken, ProgressFn
 from chunkscope.retrieval.ids import point_id, workspace_dir
 from chunkscope.retrieval.indexing import index_chunks
@@ -77,10 +78,10 @@ def tree_settings(config: "Config") -> dict[str, Any]:
 
 def expected_root(docs: str | os.PathLike[str]) -> Path | None:
     """The docs root `load_docs` gives a folder, as far as it can be told without reading the site's config: the
-    folder itself, or a Docusaurus site root's ``docs/``. None for a single file (a partial load keeps no
-    manifest) or a path that is no folder."""
+    folder itself, or a Docusaurus site root's ``docs/``. None for a single file or a folder inside a site's docs
+    (a partial load keeps no manifest) or a path that is no folder."""
     p = Path(docs)
-    if not p.is_dir():
+    if not p.is_dir() or site_docs_above(p) is not None:  # a folder inside a site's docs: a partial load too
         return None
     return p / "docs" if is_site_root(p) and (p / "docs").is_dir() else p
 

@@ -201,6 +201,17 @@ class ParentResolver:
         self._counter = counter
         self._spans: dict[tuple[str, int, int], tuple[int, int]] = {}
 
+    @classmethod
+    def of_tree(cls, spec: ParentSpec, tree: "DocsTree", counter: Callable[["Document"], "SliceCounter"],
+                max_bytes: int | None = None) -> "ParentResolver":
+        """The parents of hits in ``tree`` (`tree_documents`: a file it did not load is read within ``max_bytes``,
+        the default limit when None), windows counted by ``counter`` (the strategy's ``counter``).
+
+        Its spans are kept as long as it lives: keep one per tree, strategy and parent while the documents stay
+        as they are (the app keeps one per strategy until a file changes), rather than one per question.
+        """
+        return cls(spec, tree_documents(tree, max_bytes), counter)
+
     def span(self, path: str, start: int, end: int) -> tuple[int, int]:
         """The parent of the chunk ``path[start:end]`` (the chunk itself when its document is unknown)."""
         key = (path, start, end)

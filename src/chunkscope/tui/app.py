@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
+from textual.driver import Driver
 
 from chunkscope.chunking.params import ParamError
 from chunkscope.chunking.registry import UnknownStrategy
@@ -18,6 +20,7 @@ from chunkscope.tui.screens.explorer import ExplorerScreen
 from chunkscope.tui.headless.session import resolve
 
 if TYPE_CHECKING:
+    from chunkscope.evaluation.queries import QueryCase
     from chunkscope.tui.widgets.query_pane import QueryPane
 
 
@@ -57,21 +60,48 @@ class ChunkscopeApp(App[int]):
                 tooltip="stop the index build after the batch in progress; what is written is kept"),
     ]
 
-    def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> None:
+    def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy, *,
+                 queries: Sequence[QueryCase] = (), queries_name: str = "") -> None:
+        """Args:
+            queries: labelled questions read from ``queries_name`` (``--queries``): the evaluation views start
+                with them (``eval``'s metrics beside the probe's), and the picker (V) with the file named.
+        """
         super().__init__()
         self.docs = tree
         self.config = config
         self.initial = resolved
+        self.queries = list(queries)
+        self.queries_name = queries_name
 
     def on_mount(self) -> None:
         keymap = self.config.tui.get("keymap") or {}
         if isinstance(keymap, dict) and keymap:
             self.set_keymap({str(k): str(v) for k, v in keymap.items()})
-        self.push_screen(ExplorerScreen(self.docs, self.config, self.initial))
+        self.push_screen(ExplorerScreen(self.docs, self.config, self.initial, queries=self.queries,
+                                        queries_name=self.queries_name))
         if self.docs.problems:
             shown = "\n".join(visible(str(p), oneline=True) for p in self.docs.problems[:5])
             more = f"\n… and {len(self.docs.problems) - 5} more" if len(self.docs.problems) > 5 else ""
             self.notify(shown + more, title=f"{len(self.docs.problems)} files skipped", severity="warning", timeout=10)
+
+    #: Set by `run_app`, which owns the process: once the tree is first counted, the garbage collector leaves
+    #: what the start-up made out of its full collections (see `on_explorer_screen_tree_chunked`). Never set for
+    #: an app run in a test or inside another program (the collector's state is the whole process's).
+    freeze_after_start = False
+
+    def on_explorer_screen_tree_chunked(self, msg: ExplorerScreen.TreeChunked) -> None:
+        """The start-up's work is done (the explorer handled the message first): freeze what it made.
+
+        Python's full collection walks every object alive; with the Rust book loaded that took 130-300 ms on the
+        UI thread, once every few keys (3 of 8 Escapes on the lint pane met one, in process on a busy machine;
+        none after the freeze: issue #24). Frozen objects are skipped; they are still freed when their last
+        reference goes (only garbage in reference cycles among them is kept, at most what the start-up made).
+        """
+        if self.freeze_after_start:
+            import gc
+
+            self.freeze_after_start = False
+            gc.freeze()
 
     def on_worker_failed(self, msg: WorkerFailed) -> None:
         """The one place a worker's failure becomes a notification (screens and panes post theirs)."""
@@ -161,22 +191,65 @@ class ChunkscopeApp(App[int]):
             self.notify(visible(str(exc), oneline=True), severity="error")
 
 
-def run_app(tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> NoReturn:
-    """Open the explorer on a loaded tree; the process ends with the app (the exit code is its own).
+def run_app(tree: DocsTree, config: Config, resolved: ResolvedStrategy, *, queries: Sequence[QueryCase] = (),
+            queries_name: str = "") -> NoReturn:
+    """Open the explorer on a loaded tree (with the labelled questions of ``--queries``, when given); the process
+    ends with the app (the exit code is its own).
 
     Quitting never waits for background work. The app runs on an event loop of its own rather than under
     ``asyncio.run``, which joins every worker thread before it returns: a tree count, a probe's embedding batch
     or a strategy that never returns (threads cannot be stopped from outside) would hold the quit. The workers
     are cancelled with the app, and the explorer closes the query session's store and caches on its way out
-    (see `ExplorerScreen.on_unmount`). Then the process ends at once: the interpreter's own teardown of the
-    loaded tree, tokenizers and model took 1-2 s more on a blank terminal (``bench/bench_tui.py``, "q, idle").
+    (`ExplorerScreen.close_session`). Then the process ends at once, as soon as the terminal is restored
+    (`_ends_when_restored`): the interpreter's own teardown of the loaded tree, tokenizers and model took 1-2 s
+    more on a blank terminal (``bench/bench_tui.py``, "q, idle").
+
+    The process is this function's alone, so the garbage collector is tuned here (and by the app once the tree
+    is counted): what is loaded now lives as long as the process; ``gc.freeze`` keeps full collections from
+    walking it again and again (see `ChunkscopeApp.on_explorer_screen_tree_chunked`).
     """
     import asyncio
+    import gc
+
+    gc.freeze()
+    app = ChunkscopeApp(tree, config, resolved, queries=queries, queries_name=queries_name)
+    app.freeze_after_start = True
+    app.driver_class = _ends_when_restored(app)
+    value = app.run(loop=asyncio.new_event_loop())
+    _end_process(app.return_code or int(value or 0))  # 1 when the app ended on an error (Textual printed it)
+
+
+def _end_process(code: int) -> NoReturn:
+    """End the process now, with what it printed flushed, without the interpreter's teardown (see `run_app`)."""
     import os
     import sys
 
-    app = ChunkscopeApp(tree, config, resolved)
-    code = int(app.run(loop=asyncio.new_event_loop()) or 0)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _ends_when_restored(app: ChunkscopeApp) -> type[Driver]:
+    """The app's terminal driver, ending the process as soon as it has restored the terminal on the way out.
+
+    Textual would then unmount every widget (the explorer's ~90: 30-75 ms on the Rust book, most of what a quit
+    costs past Textual's own restoring of the terminal) for a process that `run_app` ends right after. Only the
+    explorer's own step on its way out, closing the query session, is kept. Left to Textual's whole teardown when
+    the app is only suspended (still running) or ends on an error (its return code is not 0: Textual prints the
+    error after its teardown); chunkscope never exits with a message of its own, which Textual would print there
+    too.
+    """
+    base: Any = app.driver_class
+
+    class EndsWhenRestored(base):
+        def stop_application_mode(self) -> None:
+            super().stop_application_mode()
+            if app.is_running or app.return_code != 0:
+                return
+            self.close()  # the restoring writes wait in the driver's writer thread: this lets them out
+            for screen in app.screen_stack:
+                if isinstance(screen, ExplorerScreen):
+                    screen.close_session()
+            _end_process(int(app.return_value or 0))
+
+    return EndsWhenRestored

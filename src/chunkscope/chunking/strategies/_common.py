@@ -1,4 +1,5 @@
-"""Pieces the strategies share: sections by heading level, protected blocks, split-fence marks of spans."""
+"""Pieces the strategies share: sections by heading level, protected blocks, split-fence marks of spans, cuts at
+word boundaries, a page's front matter title."""
 
 from __future__ import annotations
 
@@ -104,6 +105,35 @@ class Protected:
                 break
             total += max(0, min(e, end) - max(s, start))
         return total
+
+
+def front_matter_title(doc: "Document") -> str:
+    """The page's front matter ``title``, stripped; "" when it has none (or one that is no text or number).
+
+    Docusaurus shows that title as the page's H1 when the text opens without one (Jest's and many SDKs' pages
+    open with prose under ``title:``), so the strategies name the text before the first heading after it.
+    """
+    title = doc.front_matter.get("title")
+    if isinstance(title, (str, int, float)) and not isinstance(title, bool):
+        return str(title).strip()
+    return ""
+
+
+def word_cut(text: str, pos: int, x: int, end: int) -> int:
+    """Where a piece of ``text[pos:end]`` that may run to ``x`` ends at a word boundary.
+
+    ``x`` when it falls on whitespace or at ``end``; else the start of the word ``x`` falls in; ``x`` itself (mid
+    word) when that word starts at ``pos`` (one word longer than the piece may be). Always past ``pos``, so a loop
+    cutting ``text`` with it moves on even when nothing fits.
+    """
+    x = max(x, pos + 1)
+    if x < end and not text[x].isspace():
+        k = x
+        while k > pos and not text[k - 1].isspace():
+            k -= 1
+        if k > pos:
+            x = k
+    return x
 
 
 def keep_split_fences_no_chunk_holds(spans: list[Span], fence_containing: Callable[[int], tuple[int, int] | None]

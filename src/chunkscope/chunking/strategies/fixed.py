@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
 from chunkscope.chunking.params import Constraint, Param
-from chunkscope.chunking.strategies._common import keep_split_fences_no_chunk_holds
+from chunkscope.chunking.strategies._common import front_matter_title, keep_split_fences_no_chunk_holds
 from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.site.numbering import doc_numbering
 from chunkscope.document.structure import first_content
@@ -95,6 +95,7 @@ class FixedStrategy(Strategy):
         count = self.counter(doc).count
         chapter_id = doc_numbering(doc).chapter_id
         ol = doc.outline
+        opening = front_matter_title(doc)  # the text before the first heading
         spans: list[Span] = []
         for a, b in self.ranges(doc):
             if text[a:b].isspace():  # a window of blank lines carries nothing to retrieve
@@ -110,7 +111,7 @@ class FixedStrategy(Strategy):
                 "chapter_id": chapter_id,
                 "chunk_index": len(spans),
                 "token_count": n,
-                "heading": h.text if h is not None else "",
+                "heading": h.text if h is not None else opening,
             }
             spans.append(Span(a, b, meta, warnings))
         return keep_split_fences_no_chunk_holds(spans, ol.fence_containing)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 from chunkscope.chunking.model import OVERSIZE, Span
 from chunkscope.chunking.params import Constraint, Param
 from chunkscope.chunking.strategy import Limits, SearchSpace, Strategy
-from chunkscope.chunking.strategies._common import FENCE_KINDS, Protected, sections, trim
+from chunkscope.chunking.strategies._common import FENCE_KINDS, Protected, front_matter_title, sections, trim
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
@@ -254,9 +254,9 @@ def _join(first: _Piece, second: _Piece, words: int) -> _Piece:
 
 def chapter_title(doc: "Document") -> str:
     """Seed 001's chapter: the front matter title, else the H1 text, else the file name without extension."""
-    title = doc.front_matter.get("title")
-    if isinstance(title, (str, int, float)) and not isinstance(title, bool) and str(title).strip():
-        return str(title).strip()
+    title = front_matter_title(doc)
+    if title:
+        return title
     h1 = next((h for h in doc.structure.headings if h.level == 1 and h.text), None)
     if h1 is not None:
         return h1.text

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from chunkscope.document.analysis import MemoSlot
 from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
 from chunkscope.chunking.params import Constraint, Param, ParamError
-from chunkscope.chunking.strategies._common import keep_split_fences_no_chunk_holds
+from chunkscope.chunking.strategies._common import front_matter_title, keep_split_fences_no_chunk_holds
 from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.site.numbering import doc_numbering
 from chunkscope.document.structure import first_content, trim
@@ -202,6 +202,7 @@ class RecursiveStrategy(Strategy):
         count = self.counter(doc).count
         numbering = doc_numbering(doc)
         ol = doc.outline
+        opening = front_matter_title(doc)  # the text before the first heading
         spans: list[Span] = []
         for index, (a, b, _) in enumerate(self.ranges(doc)):
             n = count(a, b)
@@ -217,7 +218,7 @@ class RecursiveStrategy(Strategy):
                 "module": numbering.module,
                 "week_number": numbering.week,
                 "chunk_index": index,
-                "heading": h.text if h is not None else "",
+                "heading": h.text if h is not None else opening,
                 "token_count": n,
             }
             spans.append(Span(a, b, meta, warnings))

@@ -37,7 +37,7 @@ from chunkscope.chunking.strategy import Limits, Strategy
 from chunkscope.site.numbering import doc_numbering
 from chunkscope.site.urls import heading_fragment
 from chunkscope.document.structure import Heading
-from chunkscope.chunking.strategies._common import Protected, Section, sections, trim
+from chunkscope.chunking.strategies._common import Protected, Section, front_matter_title, sections, trim
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
@@ -172,11 +172,11 @@ class SectionStrategy(Strategy):
         numbering = doc_numbering(doc)
         overlap = self.params["overlap_tokens"]
         max_tokens = self.params["max_tokens"]
-        fm_title = doc.front_matter.get("title")
+        fm_title = front_matter_title(doc)
         spans: list[Span] = []
         for i, sec in enumerate(secs):
             h1 = chapter_heading_for(doc, sec.start)
-            chapter_title = h1.text if h1 and h1.text else (str(fm_title) if fm_title else numbering.chapter_title)
+            chapter_title = h1.text if h1 and h1.text else (fm_title or numbering.chapter_title)
             # The section's own heading; for the chapter's opening chunk that is the # title itself.
             section_title = sec.heading.text if sec.heading is not None else chapter_title
             end = sec.end

@@ -43,7 +43,7 @@ from chunkscope.document.sentences import sentence_spans
 from chunkscope.site.numbering import doc_numbering, section_numbers
 from chunkscope.site.urls import heading_fragment
 from chunkscope.document.structure import Block
-from chunkscope.chunking.strategies._common import Protected, Section, trim
+from chunkscope.chunking.strategies._common import Protected, Section, trim, word_cut
 from chunkscope.chunking.strategies.code_cuts import code_lines, definition_cuts, fence_margin
 from chunkscope.chunking.strategies.section import ENCODINGS, chapter_sections
 
@@ -447,14 +447,7 @@ class _Cutter:
         pieces: list[_Unit] = []
         pos, end = u.start, u.end
         while pos < end:
-            x = counter.end_within(pos, budget, end)
-            if x < end and not text[x].isspace():
-                k = x
-                while k > pos and not text[k - 1].isspace():
-                    k -= 1
-                if k > pos:
-                    x = k
-            x = max(x, pos + 1)
+            x = word_cut(text, pos, counter.end_within(pos, budget, end), end)
             s, e = trim(text, pos, x)
             if e > s:
                 pieces.append(_Unit(s, e, block=u.block, flags=flags, final=True))

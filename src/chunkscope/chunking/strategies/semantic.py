@@ -36,7 +36,7 @@ import numpy as np
 
 from chunkscope.chunking.model import OVERSIZE, SPLIT_FENCE, Span
 from chunkscope.chunking.params import Constraint, Param, ParamError
-from chunkscope.chunking.strategies._common import Protected, trim
+from chunkscope.chunking.strategies._common import Protected, trim, word_cut
 from chunkscope.chunking.strategies.code_cuts import code_lines, definition_cuts, fence_margin
 from chunkscope.chunking.strategy import Limits, SearchSpace, Strategy
 from chunkscope.document.analysis import MemoSlot
@@ -375,12 +375,7 @@ class _Grouper:
         """A line too long alone, cut at spaces (mid-word only for one giant word): flagged oversize."""
         text, out, pos = self.text, [], start
         while pos < end:
-            x = max(self.counter.end_within(pos, self.max, end), pos + 1)
-            if x < end and not text[x].isspace():
-                k = x
-                while k > pos and not text[k - 1].isspace():
-                    k -= 1
-                x = k if k > pos else x
+            x = word_cut(text, pos, self.counter.end_within(pos, self.max, end), end)
             s, e = trim(text, pos, x)
             if e > s:
                 out.append(_Piece(s, e, unit, self.counter.count(s, e) - self.specials, (OVERSIZE,)))

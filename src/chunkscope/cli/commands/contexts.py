@@ -17,12 +17,13 @@ from chunkscope.llm.chat import ChatClient, LlmError
 from chunkscope.safe_text import redact_url, visible
 from chunkscope.wording import plural
 from chunkscope.cli.context import load_context, strategies_from_args
-from chunkscope.cli.exits import EXIT_OK, EXIT_USAGE, Interrupted
+from chunkscope.cli.exits import EXIT_USAGE, Interrupted, documents_exit
 from chunkscope.cli.output import confirm_spend
 from chunkscope.cli.options import add_docs_arg, add_strategy_args
 from chunkscope.cli.progress_bar import graceful_interrupt
 
 if TYPE_CHECKING:
+    from chunkscope.chunking.model import ChunkedDoc
     from chunkscope.llm.contextual import Todo
 
 
@@ -53,9 +54,11 @@ def cmd_contexts(args: argparse.Namespace) -> int:
     spec = provider.spec
     todo: dict[str, "Todo"] = {}  # by key: a chunk text repeated in a page is asked once
     total = 0
+    failed: list[ChunkedDoc] = []  # the documents the strategy could not chunk: said here, and the exit code says so
     for r in chunk_documents(ctx.tree.documents, resolved.strategy):
         if r.error:
             _say(f"{r.doc.path}: chunk-error: {r.error}")
+            failed.append(r)
             continue
         total += len(r.chunks)
         known = provider.lookup(r.doc.text, [c.text for c in r.chunks])
@@ -65,8 +68,9 @@ def cmd_contexts(args: argparse.Namespace) -> int:
                                 Todo(r.doc.text, c.start, c.end, r.doc.path))
     take_tally()  # what is missing is said here, after the writing
     if not todo:
-        _say(f"all {plural(total, 'chunk')} of {resolved.label} have a context from {spec.name}")
-        return EXIT_OK
+        if total:  # nothing chunked at all: the failures above are the whole story
+            _say(f"all {plural(total, 'chunk')} of {resolved.label} have a context from {spec.name}")
+        return documents_exit(ctx.tree, failed)
     from chunkscope.tokens import get_tokenizer
 
     sent, out = estimate(list(todo.values()), get_tokenizer("cl100k_base").count)
@@ -104,4 +108,4 @@ def cmd_contexts(args: argparse.Namespace) -> int:
     _say(f"wrote {plural(written, 'context')} ({left:,} still missing; the next run asks only for those){spent}")
     if stopped:
         raise Interrupted(f"{plural(written, 'context')} written before the stop")
-    return EXIT_USAGE if failure else EXIT_OK
+    return EXIT_USAGE if failure else documents_exit(ctx.tree, failed)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from chunkscope.chunking.params import ParamError
 from chunkscope.safe_text import snippet, visible
+from chunkscope.wording import plural
 from chunkscope.cli import retrieval_setup
 from chunkscope.cli.context import load_config_for, strategies_from_args
 from chunkscope.cli.exits import documents_exit
@@ -106,10 +107,10 @@ def cmd_query(args: argparse.Namespace) -> int:
                 reranker.close()
         if parent.active:
             # The chunks were searched; the parents answer, each once (small-to-big, auto-merging).
-            from chunkscope.retrieval.parents import ParentResolver, tree_documents
+            from chunkscope.retrieval.parents import ParentResolver
 
-            resolver = ParentResolver(parent, tree_documents(retriever.tree, ctx.config.max_file_bytes),
-                                      retriever.strategy.counter)
+            resolver = ParentResolver.of_tree(parent, retriever.tree, retriever.strategy.counter,
+                                              ctx.config.max_file_bytes)
             hits = list(resolver.merge(hits))
     if args.json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2).translate(_ESC))
@@ -136,7 +137,7 @@ def print_hits(hits: Sequence[Hit], question: str, threshold: float | None, labe
     from chunkscope.retrieval.rerankers.base import RerankedHit
 
     con = console()
-    con.print(Text(f"{label}: {len(hits)} results for ", style="dim") + Text(visible(question, oneline=True), style="bold"))
+    con.print(Text(f"{label}: {plural(len(hits), 'result')} for ", style="dim") + Text(visible(question, oneline=True), style="bold"))
     shown_line = False
     preview = max(20, min(160, SNIPPET_LINES * (con.width - 4)))
     for h in hits:

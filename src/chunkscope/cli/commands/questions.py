@@ -17,7 +17,7 @@ from chunkscope.llm.chat import ChatClient, ChatSpec
 from chunkscope.safe_text import redact_url, visible
 from chunkscope.wording import plural
 from chunkscope.cli.context import load_context
-from chunkscope.cli.exits import EXIT_OK, EXIT_USAGE, Interrupted
+from chunkscope.cli.exits import EXIT_USAGE, Interrupted, documents_exit
 from chunkscope.cli.output import confirm_spend
 from chunkscope.cli.options import CONFIG_HELP, add_docs_arg
 from chunkscope.cli.progress_bar import graceful_interrupt
@@ -105,7 +105,7 @@ def cmd_questions(args: argparse.Namespace) -> int:
          f"{len(outcome.refused)} refused, {plural(len(outcome.failed_pages), 'page')} failed){spent}")
     if stopped:
         raise Interrupted(f"{plural(len(outcome.rows), 'question')} written before the stop")
-    if not outcome.rows:
-        return EXIT_USAGE if outcome.failed_pages else EXIT_OK
-    return EXIT_OK
+    if not outcome.rows and outcome.failed_pages:
+        return EXIT_USAGE
+    return documents_exit(ctx.tree)  # 1 when a file could not be read (said first, by the loader)
 

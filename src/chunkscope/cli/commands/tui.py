@@ -19,10 +19,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--search", choices=SEARCH_MODES, help="how questions are matched (ctrl+s in the app cycles)")
     p.add_argument("--threshold", type=float, help="score threshold (default: the embedder's own; ctrl+t in the app)")
     add_rerank_args(p)
+    p.add_argument("--queries", metavar="FILE",
+                   help="labelled questions, as for eval (JSONL or YAML): the evaluation views (v, V) add eval's "
+                        "metrics and misses on them")
     p.set_defaults(func=cmd_tui)
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
+    from chunkscope.evaluation.queries import load_queries
+
+    # A bad queries file is one line now, as for eval: before the tree is read, not when a view first needs it.
+    queries = load_queries(args.queries) if args.queries else []
     ctx = load_context(args, report_problems=False, require_documents=False)
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
         raise ParamError(f"--threshold must be between -1 and 1 (a cosine score), got {args.threshold}")
@@ -37,4 +44,4 @@ def cmd_tui(args: argparse.Namespace) -> int:
     resolved = strategies_from_args(args, config)[0]
     from chunkscope.tui.app import run_app
 
-    return run_app(ctx.tree, config, resolved)
+    return run_app(ctx.tree, config, resolved, queries=queries, queries_name=args.queries or "")

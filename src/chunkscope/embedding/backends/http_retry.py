@@ -29,15 +29,18 @@ class RetryPolicy:
 def post_with_retries(client: Any, url: str, body: dict[str, Any], *, headers: Callable[[], dict[str, str]],
                       where: str, timeout: float, timeout_setting: str, retries: RetryPolicy,
                       error: type[Exception], refusal: Callable[[int, Any, int], str],
-                      on_retry: Callable[[], None]) -> Any:
+                      on_retry: Callable[[], None], unreachable: Callable[[str], Exception] | None = None) -> Any:
     """The endpoint's 200 reply to ``body``.
 
     Args:
         headers: made afresh for each try (and dropped after it), so a key is held only while a request is out.
         where: the endpoint as messages name it (never a secret).
         timeout_setting: the setting that sets the wait, named when the endpoint never answers.
-        refusal: the one-line message for a final non-200 status, given the status, the reply and the retries made.
+        refusal: the one-line message for a final non-200 status, given the status, the reply and the retries made;
+            or it raises the caller's own error, carrying the status (the chat client's `LlmError`).
         on_retry: called for each retried status (the caller counts them).
+        unreachable: makes the error for an endpoint that cannot be connected to (``error`` when None), for a
+            caller that stops there rather than failing each of its requests alike.
 
     Raises:
         error: the endpoint cannot be reached, never answers, or refuses; one line naming it.
@@ -50,7 +53,7 @@ def post_with_retries(client: Any, url: str, body: dict[str, Any], *, headers: C
         try:
             reply = client.post(url, json=body, headers=sent)
         except httpx.ConnectError as exc:
-            raise error(f"{where}: cannot connect ({reason(exc)}); is the server running?") from None
+            raise (unreachable or error)(f"{where}: cannot connect ({reason(exc)}); is the server running?") from None
         except httpx.TimeoutException:
             if attempt >= retries.max_retries:
                 raise error(f"{where}: no reply within {timeout:g}s ({attempt + 1} attempts; {timeout_setting} "

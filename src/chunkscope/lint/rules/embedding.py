@@ -99,7 +99,9 @@ class EmbedTruncation(Rule):
             where = _doc_offset(c, off)
             if where is not None:
                 lost = max(0.0, min(1.0, (c.end - where) / max(1, c.end - c.start)))
-                msg += (f", so the text from line {ctx.lines.line_of(where)} on ({lost:.0%} of the chunk) is not "
+                # A few words past the limit round to "0%", which reads as nothing lost.
+                share = "under 1%" if 0 < lost < 0.005 else f"{lost:.0%}"
+                msg += (f", so the text from line {ctx.lines.line_of(where)} on ({share} of the chunk) is not "
                         f"embedded")
             else:
                 msg += ", so the end of its embed text is not embedded"

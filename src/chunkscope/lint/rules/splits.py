@@ -103,11 +103,11 @@ class SplitFence(SplitRule):
         # limit too: the same recursion as the strategy's, counted in the limit's tokenizer.
         allowed = needed_cuts(code, be, lambda s, e: ctx.counter.count(*trim(ctx.text, s, e)) <= cap)
         line_of = ctx.lines.line_of
-        mid = [(p, ci) for p, ci in cuts if line_start[line_of(p) - 1] not in allowed]
+        mid = [cut for cut in cuts if line_start[line_of(cut[0]) - 1] not in allowed]
         what = f"the {b.language} code block" if b.language else "the code block"
         size = f"the block alone is {ctx.units(n)}, over the limit of {cap}"
         if mid:
-            at, ci = mid[0]
+            at, ci, how = mid[0]
             where = (", inside a definition that fits in one chunk"
                      if line_start[line_of(at) - 1] in boundary_lines(code) else
                      ", not at a definition boundary")
@@ -116,13 +116,13 @@ class SplitFence(SplitRule):
                       "cut it between functions or classes instead")
             if _is_data(b.language):
                 where = ""
-            msg = (f"chunk {ci} ends inside {what} at lines {b.start_line}-{b.end_line} at line "
+            msg = (f"chunk {ci} {how} inside {what} at lines {b.start_line}-{b.end_line} at line "
                    f"{line_of(at)}{where} ({size}; {advice})")
             return ctx.finding(self, at, msg, ci)
-        at, ci = cuts[0]
-        where_lines = sorted({line_of(p) for p, _ in cuts})
+        at, ci, how = cuts[0]
+        where_lines = sorted({line_of(cut[0]) for cut in cuts})
         before = f"line {where_lines[0]}" if len(where_lines) == 1 else f"lines {', '.join(map(str, where_lines))}"
-        msg = (f"chunk {ci} ends inside {what} at lines {b.start_line}-{b.end_line}, between definitions: {size}, "
+        msg = (f"chunk {ci} {how} inside {what} at lines {b.start_line}-{b.end_line}, between definitions: {size}, "
                f"and is split before {before}")
         f = ctx.finding(self, at, msg, ci)
         if self.id not in ctx.settings.severity:
@@ -142,19 +142,21 @@ def _is_data(language: str | None) -> bool:
     return (language or "").strip().lower() in DATA_LANGUAGES
 
 
-def _fence_cuts(ctx: LintContext, bs: int, be: int) -> list[tuple[int, int]]:
+def _fence_cuts(ctx: LintContext, bs: int, be: int) -> list[tuple[int, int, str]]:
     """Every place a chunk starts or ends inside ``[bs, be)`` with code on both sides: (the first character
-    after the cut, the index of the chunk holding the code before it), in order."""
+    after the cut, the index of the chunk cut there, "ends" or "starts"), in order. Where one chunk ends and the
+    next starts at the same place, the chunk that ends is named; with overlap, a chunk that starts inside the
+    block starts earlier than the one before it ends, and is named as what it is."""
     text = ctx.text
-    out: dict[int, int] = {}
+    out: dict[int, tuple[int, str]] = {}
     prev: Chunk | None = None
     for c in ctx.chunks:
         if bs < c.start < be and text[bs:c.start].strip() and prev is not None:
-            out.setdefault(c.start, prev.index)
+            out.setdefault(c.start, (c.index, "starts"))
         if bs < c.end < be and text[c.end:be].strip():
-            out.setdefault(ctx.first_content(c.end, be), c.index)
+            out.setdefault(ctx.first_content(c.end, be), (c.index, "ends"))
         prev = c
-    return sorted(out.items())
+    return [(at, ci, how) for at, (ci, how) in sorted(out.items())]
 
 
 class SplitTable(SplitRule):

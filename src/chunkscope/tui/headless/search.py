@@ -26,6 +26,7 @@ from chunkscope.wording import install_hint as _install_sentence
 
 if TYPE_CHECKING:
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.retrieval.parents import ParentResolver, ParentSpec
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import Store
 
@@ -185,6 +186,9 @@ class SearchSession:
         self._model_loading: Future[Any] | None = None
         self._store: Store | None = None
         self._retrievers: dict[str, Retriever] = {}
+        #: Each strategy's parents (by fingerprint and parent), kept with their spans while the documents stay as
+        #: they are: a question typed letter by letter finds the parents of the same chunks again.
+        self._resolvers: dict[tuple[str, str], ParentResolver] = {}
         #: The rerank stage (``[rerank]``, or the app's --rerank), made at the first question; see `reranker`.
         self._reranker: Any = None
         self._reranker_made = False
@@ -220,6 +224,7 @@ class SearchSession:
         if self._retrievers_generation != self._generation:
             for r in self._retrievers.values():
                 r.invalidate()
+            self._resolvers.clear()  # their spans are of the documents as they were
             self._retrievers_generation = self._generation
 
     @contextmanager
@@ -246,6 +251,7 @@ class SearchSession:
         with self.lock:
             key = self._key(resolved)
             r = self._retrievers.pop(key, None)
+            self._resolvers = {k: v for k, v in self._resolvers.items() if k[0] != key}
             self.indexed.discard(key)
             if r is not None and self._store is not None:
                 try:
@@ -343,11 +349,12 @@ class SearchSession:
             cancel.raise_if_cancelled()
 
     def _embedder_now(self) -> Embedder:
-        """Under the lock: the session's embedder, made on first use (its model is not loaded by this)."""
-        from chunkscope.embedding.embedder import embedder_for
+        """Under the lock: the session's embedder, made on first use (its model is not loaded by this); the one a
+        semantic strategy of the same configuration embeds with (`shared_embedder`): one model, one cache."""
+        from chunkscope.embedding.sentence_vectors import shared_embedder
 
         if self._embedder is None:
-            self._embedder = embedder_for(self.config)
+            self._embedder = shared_embedder(self.config)
         return self._embedder
 
     def _load_model_meanwhile(self) -> None:
@@ -586,10 +593,7 @@ class SearchSession:
             parent = self.config.parent(None, resolved.parent)
             if parent.active:
                 # Small-to-big: the chunks were searched, their parents answer (each once, with its chunks).
-                from chunkscope.retrieval.parents import ParentResolver, tree_documents
-
-                hits = list(ParentResolver(parent, tree_documents(self.tree, self.config.max_file_bytes),
-                                           r.strategy.counter).merge(hits))
+                hits = list(self._resolver(resolved, parent, r).merge(hits))
             verdict = None
             if expected is not None:
                 # A probe question (its answer known) is judged as the probe judges it: ranked, no threshold.
@@ -598,6 +602,18 @@ class SearchSession:
         answer = Answer(question, hits, threshold, k, resolved.label, verdict, time.perf_counter() - t0,
                         {**filters, **({"chapter": chapter} if chapter else {})}, mode)
         return answer
+
+    def _resolver(self, resolved: ResolvedStrategy, parent: ParentSpec, retriever: Retriever) -> ParentResolver:
+        """Under the lock: the strategy's parents of ``parent``'s kind, made on first use (see `_resolvers`)."""
+        from chunkscope.retrieval.parents import ParentResolver
+
+        key = (self._key(resolved), parent.label)
+        resolver = self._resolvers.get(key)
+        if resolver is None:
+            resolver = ParentResolver.of_tree(parent, self.tree, retriever.strategy.counter,
+                                              self.config.max_file_bytes)
+            self._resolvers[key] = resolver
+        return resolver
 
     def _judge(self, retriever, vec, question: str, expected: Expected, k: int, threshold: float | None) -> Verdict:
         """The core's judging (`evaluate.ask_and_judge`, as eval and probe call it) of the expected chunk: against

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from chunkscope.chunking.drivers import chunk_documents
 from chunkscope.chunking.model import Chunk, count_embed_tokens
@@ -19,9 +19,6 @@ from chunkscope.document.loader import Document, DocsTree, Problem, iter_doc_fil
 from chunkscope.chunking.reading import embed_cuts
 from chunkscope.tui.headless.watcher import Snapshot, TreeChange
 from chunkscope.tokens import TIKTOKEN_NAMES, prepare
-
-if TYPE_CHECKING:
-    from chunkscope.embedding.embedder import Embedder
 
 
 @dataclass(eq=False)
@@ -82,18 +79,13 @@ class TreeResult:
 def resolve(config: Config, name: str, params: dict[str, Any] | None = None) -> ResolvedStrategy:
     """A strategy or preset by name with parameter overrides (raises the core's ParamError/UnknownStrategy).
 
-    A strategy that embeds as it chunks (semantic) embeds with the configured embedder, made on first use."""
-    from chunkscope.embedding.sentence_vectors import supply_vectors
+    A strategy that embeds as it chunks (semantic) embeds with the configured embedder, made on first use: the
+    one the query pane asks with, whatever parameters change (a re-cut never makes an embedder of its own)."""
+    from chunkscope.embedding.sentence_vectors import configured_vectors
 
     resolved = resolve_strategy(config, name, params or None)
-    supply_vectors(resolved.strategy, lambda: _embedder(config))
+    configured_vectors(resolved.strategy, config)
     return resolved
-
-
-def _embedder(config: Config) -> "Embedder":
-    from chunkscope.embedding.embedder import embedder_for
-
-    return embedder_for(config)
 
 
 def _safe_chunk(doc: Document, resolved: ResolvedStrategy) -> tuple[list[Chunk], str | None]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import Document
-from chunkscope.tui.headless.session import chunk_tree
+from chunkscope.tui.headless.session import TreeResult, chunk_tree
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,16 @@ def tree_totals(docs: Sequence[Document], resolved: ResolvedStrategy, config: Co
     Truncation is counted as the source view shades it (`embed_cuts`, the configured embedder's window, embed
     prefix included); a tokenizer that cannot be loaded leaves that figure out, never the rest.
     """
+    result = chunk_tree(list(docs), resolved, config, cancelled)
+    return None if result is None else totals_of(result, config, cancelled)
+
+
+def totals_of(result: TreeResult, config: Config, cancelled: Callable[[], bool] = lambda: False) -> TreeTotals | None:
+    """`tree_totals` of a tree already cut (the explorer's run of the same strategy): nothing is cut again."""
     from chunkscope.chunking.reading import embed_cuts
 
-    result = chunk_tree(list(docs), resolved, config, cancelled)
-    if result is None:
-        return None
     counts = result.token_counts()
-    limit = resolved.strategy.limits().max
+    limit = result.resolved.strategy.limits().max
     truncated: int | None = 0
     try:
         spec = config.embedder_spec()

@@ -4,6 +4,7 @@ to the next and previous file, and a header line sums up both strategies over th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from rich.text import Text
@@ -25,8 +26,8 @@ from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
 from chunkscope.tui.highlight import line_colours
 from chunkscope.tui.layout import SourceLayout
-from chunkscope.tui.headless.session import FileResult, chunk_file, resolve
-from chunkscope.tui.headless.tree_totals import TreeTotals, tree_totals
+from chunkscope.tui.headless.session import FileResult, TreeResult, chunk_file, resolve
+from chunkscope.tui.headless.tree_totals import TreeTotals, totals_of, tree_totals
 from chunkscope.tui.widgets.key_bar import KeyBar
 from chunkscope.tui.widgets.source_view import SourceView
 from chunkscope.tui.widgets.strategy_bar import StrategyBar
@@ -118,13 +119,17 @@ class CompareScreen(Screen):
             self.totals = totals
 
     def __init__(self, docs: DocsTree, config: Config, path: str, left: ResolvedStrategy, other: str | None = None,
-                 memory: CompareMemory | None = None) -> None:
+                 memory: CompareMemory | None = None,
+                 tree_run: Callable[[], TreeResult | None] = lambda: None) -> None:
         """Args:
             other: the strategy (or preset) asked for on side B; without it, the one B had on the last visit
                 (kept in ``memory``), else the next strategy after ``left``.
             memory: what the explorer keeps of compare mode between visits; side B's choices are written to it.
+            tree_run: the explorer's latest cut of the whole tree (None while it runs, or after files changed):
+                a side with that strategy and those parameters is summed up from it, not cut again.
         """
         super().__init__()
+        self.tree_run = tree_run
         self.docs = docs
         self.config = config
         self.path = path
@@ -303,25 +308,34 @@ class CompareScreen(Screen):
         known = self._totals_seen.get(resolved.fingerprint())
         self.totals[side] = known
         if known is None:
-            (self._count_a if side == "a" else self._count_b)(resolved)
+            # One exclusive group per side: a change on one side never cancels the other's count.
+            name = f"tree totals {side.upper()}"
+            self.run_worker(partial(self._count_worker, side, resolved, self._held_run(resolved)), name=name,
+                            group=f"totals-{side}", description=name, exit_on_error=False, exclusive=True,
+                            thread=True)
         else:
             self.workers.cancel_group(self, f"totals-{side}")
         self._totals_line()
 
-    @work(thread=True, exclusive=True, group="totals-a", exit_on_error=False,
-          name="tree totals A", description="tree totals A")
-    def _count_a(self, resolved: ResolvedStrategy) -> None:
-        self._count_worker("a", resolved)
+    def _held_run(self, resolved: ResolvedStrategy) -> TreeResult | None:
+        """The explorer's cut of the tree when it is ``resolved``'s (strategy and parameters) over the documents
+        as they are now, else None."""
+        run = self.tree_run()
+        if run is None or run.resolved.fingerprint() != resolved.fingerprint():
+            return None
+        return run if list(run.entries) == [d.path for d in self.docs.documents] else None
 
-    @work(thread=True, exclusive=True, group="totals-b", exit_on_error=False,
-          name="tree totals B", description="tree totals B")
-    def _count_b(self, resolved: ResolvedStrategy) -> None:
-        self._count_worker("b", resolved)
-
-    def _count_worker(self, side: str, resolved: ResolvedStrategy) -> None:
+    def _count_worker(self, side: str, resolved: ResolvedStrategy, held: TreeResult | None) -> None:
+        """One side's totals: summed up from the explorer's cut when it is this strategy's, else cut here."""
         worker = get_current_worker()
-        # A copy: the watcher may change the list on the UI thread while this runs.
-        totals = tree_totals(list(self.docs.documents), resolved, self.config, lambda: worker.is_cancelled)
+
+        def cancelled() -> bool:
+            return worker.is_cancelled
+
+        if held is not None:
+            totals = totals_of(held, self.config, cancelled)
+        else:  # a copy: the watcher may change the list on the UI thread while this runs
+            totals = tree_totals(list(self.docs.documents), resolved, self.config, cancelled)
         if not worker.is_cancelled:
             self.post_message(self.TotalsCounted(side, resolved, totals))
 

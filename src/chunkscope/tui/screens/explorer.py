@@ -6,6 +6,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events, on, work
@@ -17,7 +18,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerCancelled, WorkerError, WorkerState, get_current_worker
 
 from chunkscope.safe_text import visible
 from chunkscope.config.reader import Config, ResolvedStrategy
@@ -56,6 +57,17 @@ SHORT_BELOW = 32
 
 #: Seconds after which the table and detail follow a new cut even if the source view has not drawn it yet.
 SHOW_CUT_FALLBACK_SECONDS = 0.25
+#: Seconds after the first frame after which the side panes and the strategy editor are mounted even if the first
+#: file's cut has not been drawn yet.
+FIRST_CUT_WAIT_SECONDS = 3.0
+
+
+def _start_classes(width: int, height: int) -> str:
+    """The breakpoint classes Textual gives the screen on its first resize (`ExplorerScreen.HORIZONTAL_BREAKPOINTS`,
+    `VERTICAL_BREAKPOINTS`), set when it is made: that resize then changes no class, and the whole screen is not
+    styled twice during the start-up."""
+    across = "-wide" if width >= WIDE_FROM else "-medium" if width >= NARROW_BELOW else "-narrow"
+    return f"{across} {'-tall' if height >= SHORT_BELOW else '-short'}"
 
 
 class _Once:
@@ -117,6 +129,11 @@ class ExplorerScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-medium"), (WIDE_FROM, "-wide")]
     #: Height classes: below 32 rows the header and the panes give rows back to the source.
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]
+    #: Where the keys start: the docs tree where it is a column, else the source (the screen has its width class
+    #: from the start: `_start_classes`). Textual's default, the first focusable widget, is the docs tree, which
+    #: opened the drawer over the source for the first frame, and moving on to the source then restyled the whole
+    #: screen (-tree-open) while the start-up was still drawing (start -> first file's text, bench/bench_tui.py).
+    AUTO_FOCUS = ".-wide #docs, .-medium #source, .-narrow #source"
 
     # Screen state is held in `var`s (no repaint): a reactive on the screen would redraw the whole screen.
     resolved: var[ResolvedStrategy] = var(None, always_update=True)  # type: ignore[arg-type]
@@ -168,8 +185,13 @@ class ExplorerScreen(Screen):
             super().__init__()
             self.change = change
 
-    def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy) -> None:
-        super().__init__()
+    def __init__(self, tree: DocsTree, config: Config, resolved: ResolvedStrategy, *,
+                 queries: Sequence[Any] = (), queries_name: str = "") -> None:
+        """Args:
+            queries: labelled questions (``QueryCase``s read from ``queries_name``, ``--queries``): the evaluation
+                views (v, V) add ``eval``'s metrics on them.
+        """
+        super().__init__(classes=_start_classes(self.app.size.width, self.app.size.height))
         self.docs = tree
         self.config = config
         self.search = SearchSession(tree, config)
@@ -189,8 +211,10 @@ class ExplorerScreen(Screen):
         self._awaiting_draw: tuple[SourceLayout, Callable[[], None]] | None = None
         #: The files view while it is open (it is given each new tree run).
         self._files_view: FilesScreen | None = None
-        #: The queries file last given in the two-configuration picker (V): its field starts with it.
-        self._pair_queries = ""
+        #: The queries file last given (``--queries``, or the two-configuration picker's field, which starts with
+        #: it) and its questions, which both evaluation views (v, V) ask after the probe.
+        self._pair_queries = queries_name
+        self._queries: list[Any] = list(queries)
         #: What compare mode keeps between visits (side B's strategy), made on the first visit.
         self._compare_memory: CompareMemory | None = None
         #: (file worker, when it was first seen running, whether the user was told) for the slow-cut notice.
@@ -198,17 +222,19 @@ class ExplorerScreen(Screen):
         #: Set after the first frame: the first cut waits for it, so loading the tokenizer (which holds the
         #: interpreter for a few hundred milliseconds) never delays the first paint.
         self._painted = threading.Event()
+        #: The start-up's work after the first cut is done or under way (`_after_first_cut`).
+        self._started = False
 
     # --- layout ------------------------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Vertical(id="top"):
-            yield StrategyBar(self.config, self.resolved, id="strategy-bar")
+            yield StrategyBar(self.config, self.resolved, id="strategy-bar", editor_later=True)
             yield TokenHistogram(id="histogram")
         with Horizontal(id="main"):
             yield DocsTreeView(self.docs, id="docs")
             yield SourceView(id="source").data_bind(ExplorerScreen.selected, ExplorerScreen.layout_data)
-            # The chunk table and the detail are mounted right after the first frame (`_after_first_frame`):
+            # The chunk table and the detail are mounted once the first file's chunks are drawn (`_after_first_cut`):
             # a third of the start-up's styling and drawing work, for panes that are empty until the first cut.
             yield Vertical(id="side")
         with Container(id="bottom"):
@@ -227,11 +253,6 @@ class ExplorerScreen(Screen):
             self.query_one(SourceView).notice = "No Markdown files here."
             self._start_tree()
         self.set_interval(POLL_SECONDS, self.poll_files, name="poll files")
-        # Keys start in the tree where it is a column; where it is a drawer (narrow), in the source.
-        if self.app.size.width >= WIDE_FROM:
-            self.query_one(DocsTreeView).focus()
-        else:
-            self.query_one(SourceView).focus()
 
     # --- the docs drawer (medium and narrow widths) -------------------------------------------------------------
 
@@ -251,8 +272,49 @@ class ExplorerScreen(Screen):
         # From the size, not the "-wide" class: the breakpoint classes are applied after the first focus event.
         return self.app.size.width < WIDE_FROM
 
-    async def _after_first_frame(self) -> None:
-        """Mount the side panes, then let the first cut start (it waits for this: see `rechunk_file`)."""
+    def _after_first_frame(self) -> None:
+        """The first frame is drawn: the first file's cut starts (it waits for this: see `rechunk_file`), and the
+        rest of the start-up waits for that cut (`_after_first_cut`)."""
+        self._painted.set()
+        if self.current_path is None:
+            self.call_later(self._after_first_cut)
+        else:
+            # A cut that fails in its worker, or takes long (a stuck strategy), never holds the rest back.
+            self.set_timer(FIRST_CUT_WAIT_SECONDS, self._after_first_cut)
+
+    async def _after_first_cut(self, then: Callable[[], None] | None = None) -> None:
+        """Once, after the first file's boundaries are drawn: the stored totals, the side panes, the strategy editor,
+        and ``then`` (the first cut's completion: started after the widgets are made, so the first file is shown
+        complete only once they are, and a test or user leaving then never closes the app half-way through them).
+
+        Python runs one thread at a time: done before the cut, mounting these (two dozen widgets, about a third of
+        the start-up's styling) delayed the first file's chunks by as much (start -> the file's chunk count,
+        bench/bench_tui.py from outside)."""
+        if self._started:
+            if then is not None:
+                then()
+            return
+        self._started = True
+        if self.tree_result is None:
+            # Awaited here, the stored totals show before the widgets below are made, not after them.
+            resolved = self.resolved
+            lookup = self.run_worker(partial(self._stored_counts, resolved), thread=True, exclusive=True,
+                                     group="tree-stored", exit_on_error=False, name="reading the stored totals",
+                                     description="reading the stored totals")
+            try:
+                counts = await lookup.wait()
+            except (WorkerCancelled, WorkerError):
+                counts = None
+            if counts is not None:
+                self.post_message(self.TreeCounted(resolved, counts))
+        # After the frame that shows those totals (the screen's queue keeps the message first; the frame waits for
+        # the queue to be idle, so without this the widgets below would be made before the totals are drawn).
+        self.call_after_refresh(self._mount_side_and_editor, then)
+
+    async def _mount_side_and_editor(self, then: Callable[[], None] | None = None) -> None:
+        """The chunk table and detail, and the strategy bar's picker and inputs in place of its first-frame text."""
+        if not self.is_attached or not self.app.is_running:
+            return  # the app is closing
         from chunkscope.tui.widgets.chunk_detail import ChunkDetail  # imported here too: not needed for the first frame
         from chunkscope.tui.widgets.chunk_table import ChunkTable
 
@@ -261,9 +323,9 @@ class ExplorerScreen(Screen):
         table.border_title = "chunks"
         detail.border_title = "chunk"
         await self.query_one("#side", Vertical).mount_all([table, detail])
-        self._painted.set()
-        if self.tree_result is None:
-            self.show_stored_totals()
+        await self.query_one(StrategyBar).mount_editor()
+        if then is not None:
+            then()
 
     def _update_titles(self) -> None:
         src = self.query_one("#source")
@@ -368,13 +430,24 @@ class ExplorerScreen(Screen):
     def _show_cut(self, msg: "ExplorerScreen.FileChunked") -> None:
         r = msg.result
         if r.doc.path != self.current_path or r.resolved is not self.resolved or self.layout_data is not msg.layout:
+            if not self._started:
+                self.call_later(self._after_first_cut)
             return  # superseded while waiting for the frame
         self._show_result(msg)
         if r.error:
             if self._tree_stale:
                 self._start_tree()
-        else:
+            if not self._started:
+                self.call_later(self._after_first_cut)
+        elif self._started:
             self.complete_cut(r, msg.chapter)
+        else:
+            # The first cut is drawn: the rest of the start-up, then what the embedder and lint make of this cut.
+            self.call_later(self._after_first_cut, partial(self._complete_if_shown, r, msg.chapter))
+
+    def _complete_if_shown(self, first: FileResult, chapter: str) -> None:
+        if self.result is first:  # not a file or strategy left meanwhile (its own cut has its own completion)
+            self.complete_cut(first, chapter)
 
     def _show_result(self, msg: "ExplorerScreen.FileChunked") -> None:
         r = msg.result
@@ -471,12 +544,18 @@ class ExplorerScreen(Screen):
         `chunking.stats_cache`): every file must be unchanged, or the totals wait for the tree cut."""
         worker = get_current_worker()
         resolved = self.resolved
+        counts = self._stored_counts(resolved)
+        if counts is not None and not worker.is_cancelled:
+            self.post_message(self.TreeCounted(resolved, counts))
+
+    def _stored_counts(self, resolved: ResolvedStrategy) -> dict[str, FileStats] | None:
+        """Every file's stored counts under ``resolved``, or None when any file is missing from the store (or the
+        tree has none). Reads files: called in a worker."""
         docs = list(self.docs.documents)
         from chunkscope.chunking.stats_cache import StatsCache  # in a worker: the first frame does without it
 
         counts = StatsCache(self.docs.root).lookup(resolved.strategy, docs)
-        if docs and len(counts) == len(docs) and not worker.is_cancelled:
-            self.post_message(self.TreeCounted(resolved, counts))
+        return counts if docs and len(counts) == len(docs) else None
 
     def on_explorer_screen_tree_counted(self, msg: "ExplorerScreen.TreeCounted") -> None:
         if msg.resolved is not self.resolved or self.tree_result is not None:
@@ -599,6 +678,8 @@ class ExplorerScreen(Screen):
         """The screen's workers: a failure becomes the app's notification (the views keep what they had)."""
         if event.state == WorkerState.ERROR:
             self.post_message(WorkerFailed(event.worker))
+            if event.worker.group == "file" and not self._started:
+                self.call_later(self._after_first_cut)
             if event.worker.group == "file" and self.layout_data is None:
                 self.query_one(SourceView).notice = "This file could not be shown (see the notification)."
 
@@ -719,9 +800,7 @@ class ExplorerScreen(Screen):
 
     async def _show_pane(self, pane_id: str) -> bool:
         """Open the bottom pane on ``pane_id`` (mounting it on first use); False when the app is closing."""
-        bottom = self.query_one("#bottom")
-        bottom.add_class("-open")
-        self._mark_pane_open(True)
+        self._set_pane_open(True)
         switcher = self.query_one("#panes", ContentSwitcher)
         if not switcher.is_attached:
             return False  # the app is closing (a key typed after q): nothing to mount into
@@ -769,6 +848,19 @@ class ExplorerScreen(Screen):
         elif await self._show_pane("size-pane"):
             self.call_after_refresh(self.query_one("#size-pane").focus)
 
+    @property
+    def pane_open(self) -> bool:
+        """Whether the bottom pane (query, lint or sizes) is shown."""
+        return self.query_one("#bottom").display
+
+    def _set_pane_open(self, opened: bool) -> None:
+        """Show or hide the bottom pane by its ``display`` alone: a class change on it would restyle the pane and
+        every widget in it (the lint pane's ~40): with the focus moved at once (`action_close_pane`), Escape's CPU time
+        up to the frame that shows it went from 86-102 to 75-82 ms (medians, in process, 120x40, Rust book, a busy
+        machine; bench/bench_tui.py "Escape" times it from outside)."""
+        self.query_one("#bottom").display = opened
+        self._mark_pane_open(opened)
+
     def _mark_pane_open(self, opened: bool) -> None:
         """The screen's ``-pane-open`` class, which only the short layout reads (it makes room for the pane there,
         explorer.tcss), so it is set only there: a class change on the screen restyles every widget in it (about 90
@@ -780,10 +872,10 @@ class ExplorerScreen(Screen):
 
     def on_resize(self, event: events.Resize) -> None:
         # After Textual's own handler has set the height class: the short layout follows an open pane.
-        self._mark_pane_open(self.query_one("#bottom").has_class("-open"))
+        self._mark_pane_open(self.pane_open)
 
     def _pane_shown(self, pane_id: str) -> bool:
-        return self.query_one("#bottom").has_class("-open") and \
+        return self.pane_open and \
             self.query_one("#panes", ContentSwitcher).current == pane_id
 
     def _query_pane(self) -> QueryPane:
@@ -801,10 +893,12 @@ class ExplorerScreen(Screen):
             view.focus()
             return
         in_pane = focused is not None and bottom in focused.ancestors_with_self
-        if bottom.has_class("-open") and (in_pane or focused is view):
-            bottom.remove_class("-open")
-            self._mark_pane_open(False)
-        view.focus()
+        if self.pane_open and (in_pane or focused is view):
+            self._set_pane_open(False)
+        # Focus now, not after the queue (``view.focus()``), and the key bar told now, not after the next frame
+        # (set_focus's own notice): the pane's keys leave the bar in the frame that closes the pane.
+        self.set_focus(view)
+        self.refresh_bindings()
 
     @on(events.Mount)
     def _initial_wrap(self) -> None:
@@ -844,7 +938,7 @@ class ExplorerScreen(Screen):
         self.open_file(paths[min(max(i + step, 0), len(paths) - 1)])
 
     def action_focus_strategy(self) -> None:
-        self.query_one("#strategy-select").focus()
+        self.query_one(StrategyBar).focus_picker()  # mounted after the first cut: focused as soon as it is
 
     async def action_focus(self, widget_id: str) -> None:
         self.query_one(f"#{widget_id}").focus()
@@ -880,7 +974,7 @@ class ExplorerScreen(Screen):
         if self._compare_memory is None:
             self._compare_memory = CompareMemory()
         self.app.push_screen(CompareScreen(self.docs, self.config, self.current_path, self.resolved, other,
-                                           memory=self._compare_memory))
+                                           memory=self._compare_memory, tree_run=lambda: self.tree_result))
 
     def open_page(self, path: str) -> None:
         """``open: <path>`` from the palette or ctrl+g: back to this screen, the page open, the source focused."""
@@ -915,7 +1009,9 @@ class ExplorerScreen(Screen):
     def action_evaluate(self) -> None:
         from chunkscope.tui.screens.evaluation import EvaluationScreen
 
-        self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search), self.show_missed)
+        self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search,
+                                              queries=self._queries, queries_name=self._pair_queries),
+                             self.show_missed)
 
     def action_evaluate_pair(self) -> None:
         """Key V: pick two configurations, then the evaluation view probes exactly those two."""
@@ -924,7 +1020,7 @@ class ExplorerScreen(Screen):
 
         def picked(pair: Any) -> None:
             if pair is not None:
-                self._pair_queries = pair.queries_name  # the field keeps it for the next visit
+                self._pair_queries, self._queries = pair.queries_name, pair.queries  # kept for the next visit
                 self.app.push_screen(EvaluationScreen(self.docs, self.config, self.resolved, self.search,
                                                       configurations=pair.configurations, queries=pair.queries,
                                                       queries_name=pair.queries_name), self.show_missed)
@@ -971,9 +1067,14 @@ class ExplorerScreen(Screen):
                                   title="export")
 
     def on_unmount(self) -> None:
-        # The app is closing. Never wait for the session's lock here, on the UI thread: a probe or an index build
-        # holds it until its batch ends (a quit after `v` took 6 s). Free, the store and the caches close now;
-        # held, that worker was cancelled with the app, and the process ends without it (a store survives that:
+        self.close_session()
+
+    def close_session(self) -> None:
+        """The app is closing: close the query session's store and caches (`run_app` calls this itself, once the
+        terminal is restored, and ends the process before the screen is unmounted)."""
+        # Never wait for the session's lock here, on the UI thread: a probe or an index build holds it until its
+        # batch ends (a quit after `v` took 6 s). Free, the store and the caches close now; held, that worker was
+        # cancelled with the app, and the process ends without it (a store survives that:
         # tests/test_store_interrupted.py).
         if self.search.lock.acquire(blocking=False):
             try:

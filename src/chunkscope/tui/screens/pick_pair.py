@@ -87,7 +87,8 @@ class PickPairScreen(ModalScreen[PairChoice | None]):
         """Args:
             current: the strategy bar's strategy and parameters (the "current" choice).
             search_mode: the app's search mode now (each side starts in it, or in its preset's own).
-            queries: the queries file the field starts with (empty: none).
+            queries: the queries file the field starts with: ``--queries``, or the one given here last (empty:
+                none).
         """
         super().__init__()
         self.config = config

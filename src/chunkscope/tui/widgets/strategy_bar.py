@@ -101,10 +101,16 @@ class StrategyBar(Widget):
         def control(self) -> "StrategyBar":
             return self.bar
 
-    def __init__(self, config: Config, resolved: ResolvedStrategy, *, id: str | None = None, title: str = "strategy") -> None:
+    def __init__(self, config: Config, resolved: ResolvedStrategy, *, id: str | None = None, title: str = "strategy",
+                 editor_later: bool = False) -> None:
+        """Args:
+            editor_later: the picker and the inputs wait for `mount_editor` (the explorer's start-up: they would
+                delay the first file's cut, see `ExplorerScreen._after_first_cut`), instead of the first frame.
+        """
         super().__init__(id=id)
         self.config = config
         self.title = title
+        self._editor_later = editor_later
         self._base = self._base_name(resolved)
         self._status_text = ""
         self._more_text = ""
@@ -155,7 +161,12 @@ class StrategyBar(Widget):
         params = self.query_one("#params", HorizontalScroll)
         # No argument: Textual passes a one-argument watcher the new scroll_x, which is no `keep`.
         self.watch(params, "scroll_x", lambda: self._show_more(), init=False)
-        self.call_after_refresh(self._mount_editor)
+        if not self._editor_later:
+            self.call_after_refresh(self._mount_editor)
+
+    async def mount_editor(self) -> None:
+        """Replace the first frame's text with the picker and the parameter editor now (once)."""
+        await self._mount_editor()
 
     def on_resize(self) -> None:
         # After the layout settles: the row's width and its content's width are known only then.
@@ -198,8 +209,8 @@ class StrategyBar(Widget):
 
     async def _mount_editor(self) -> None:
         """Replace the text of the first frame with the picker and the parameter editor."""
-        if not self.is_attached or self._editor_ready:
-            return
+        if not self.is_attached or self._editor_ready or not self.app.is_running:
+            return  # not running: the app is closing (a Select mounted now loses its parts half-way and raises)
         self._editor_ready = True
         select = Select(self.options(), value=self._base, allow_blank=False, compact=True, id="strategy-select",
                         tooltip="the chunking strategy (or a preset from your config)")
@@ -261,7 +272,7 @@ class StrategyBar(Widget):
 
     @property
     def editor_ready(self) -> bool:
-        """Whether the picker and the inputs are mounted (a moment after the first frame)."""
+        """Whether the picker and the inputs are mounted (a moment after the first frame, or `mount_editor`)."""
         return self._editor_ready
 
     # --- the editor --------------------------------------------------------------------------------------------
