@@ -84,25 +84,6 @@ class ChunkscopeApp(App[int]):
             more = f"\n… and {len(self.docs.problems) - 5} more" if len(self.docs.problems) > 5 else ""
             self.notify(shown + more, title=f"{len(self.docs.problems)} files skipped", severity="warning", timeout=10)
 
-    #: Set by `run_app`, which owns the process: once the tree is first counted, the garbage collector leaves
-    #: what the start-up made out of its full collections (see `on_explorer_screen_tree_chunked`). Never set for
-    #: an app run in a test or inside another program (the collector's state is the whole process's).
-    freeze_after_start = False
-
-    def on_explorer_screen_tree_chunked(self, msg: ExplorerScreen.TreeChunked) -> None:
-        """The start-up's work is done (the explorer handled the message first): freeze what it made.
-
-        Python's full collection walks every object alive; with the Rust book loaded that took 130-300 ms on the
-        UI thread, once every few keys (3 of 8 Escapes on the lint pane met one, in process on a busy machine;
-        none after the freeze: issue #24). Frozen objects are skipped; they are still freed when their last
-        reference goes (only garbage in reference cycles among them is kept, at most what the start-up made).
-        """
-        if self.freeze_after_start:
-            import gc
-
-            self.freeze_after_start = False
-            gc.freeze()
-
     def on_worker_failed(self, msg: WorkerFailed) -> None:
         """The one place a worker's failure becomes a notification (screens and panes post theirs)."""
         text, title = failure_text(msg.worker)
@@ -203,17 +184,10 @@ def run_app(tree: DocsTree, config: Config, resolved: ResolvedStrategy, *, queri
     (`ExplorerScreen.close_session`). Then the process ends at once, as soon as the terminal is restored
     (`_ends_when_restored`): the interpreter's own teardown of the loaded tree, tokenizers and model took 1-2 s
     more on a blank terminal (``bench/bench_tui.py``, "q, idle").
-
-    The process is this function's alone, so the garbage collector is tuned here (and by the app once the tree
-    is counted): what is loaded now lives as long as the process; ``gc.freeze`` keeps full collections from
-    walking it again and again (see `ChunkscopeApp.on_explorer_screen_tree_chunked`).
     """
     import asyncio
-    import gc
 
-    gc.freeze()
     app = ChunkscopeApp(tree, config, resolved, queries=queries, queries_name=queries_name)
-    app.freeze_after_start = True
     app.driver_class = _ends_when_restored(app)
     value = app.run(loop=asyncio.new_event_loop())
     _end_process(app.return_code or int(value or 0))  # 1 when the app ended on an error (Textual printed it)
