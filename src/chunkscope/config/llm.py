@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, secret_refusal
+from chunkscope.config.values import seconds_problem, text_problem
 from chunkscope.llm.chat import (
     DEFAULT_LLM_KEY_ENV,
     DEFAULT_LLM_TIMEOUT,
@@ -28,12 +29,9 @@ LLM_FIELD = ("the chat model the LLM stages ask (chunkscope questions): model (o
 
 def check_llm_table(table: dict[str, Any]) -> str | None:
     """What is wrong with an ``[llm]`` table, in words for a one-line error; None when nothing is."""
-    for key in ("model", "url", "api_key_env"):
-        if key in table and not (isinstance(table[key], str) and table[key].strip()):
-            return f"llm.{key} must be a non-empty string"
-    t = table.get("timeout", DEFAULT_LLM_TIMEOUT)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
-        return "llm.timeout must be a positive number of seconds"
+    problem = text_problem(table, "llm", ("model", "url", "api_key_env")) or seconds_problem(table, "llm")
+    if problem:
+        return problem
     if "model" in table:
         try:
             parse_chat_model(table["model"], table.get("url"))

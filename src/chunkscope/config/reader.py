@@ -58,6 +58,7 @@ from chunkscope.llm.chat import ChatSpec
 from chunkscope.retrieval.parents import ParentError, ParentSpec, parse_parent
 from chunkscope.retrieval.rerankers.base import RerankSpec
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, code_refusal, secret_refusal, trust_from_environment
+from chunkscope.config.values import seconds_problem
 from chunkscope.chunking.params import ConstraintError, ParamError
 from chunkscope.chunking.registry import UnknownStrategy, get_strategy, is_strategy_name, strategy_class, strategy_names
 from chunkscope.chunking.strategies.custom import RefusedCallable
@@ -507,10 +508,8 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         check_site_settings(cfg.site)
     except SiteConfigError as exc:
         raise ConfigError(f"{path or 'config'}: {exc}") from None
-    if "timeout" in cfg.embedding:
-        t = cfg.embedding["timeout"]
-        _want(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0, path,
-              "embedder.timeout must be a positive number of seconds")
+    problem = seconds_problem(cfg.embedding, "embedder")
+    _want(problem is None, path, problem or "")
     q = cfg.query
     if "k" in q:
         _want(isinstance(q["k"], int) and q["k"] > 0, path, "query.k must be a positive integer")
@@ -587,10 +586,8 @@ def _check_qdrant(q: dict[str, Any], path: Path | None) -> None:
     for key in ("url", "path"):
         if key in q:
             _want(isinstance(q[key], str), path, f"qdrant.{key} must be a string")
-    if "timeout" in q:
-        t = q["timeout"]
-        _want(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0, path,
-              "qdrant.timeout must be a positive number of seconds")
+    problem = seconds_problem(q, "qdrant")
+    _want(problem is None, path, problem or "")
     _want(not (q.get("url") and q.get("path")), path, "give qdrant.url or qdrant.path, not both")
     if "engine" in q:
         _want(q["engine"] in ("edge", "local"), path, 'qdrant.engine must be "edge" or "local"')

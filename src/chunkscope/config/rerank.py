@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, secret_refusal
+from chunkscope.config.values import seconds_problem, text_problem
 from chunkscope.retrieval.rerank import check_rerank_spec
 from chunkscope.retrieval.rerankers.base import (
     DEFAULT_RERANK_DEPTH,
@@ -28,15 +29,15 @@ RERANK_FIELD = ("the rerank stage after search: model (st:PATH, a local CrossEnc
 
 def check_rerank_table(table: dict[str, Any]) -> str | None:
     """What is wrong with a ``[rerank]`` table, in words for a one-line error; None when nothing is."""
-    for key in ("model", "url", "api_key_env"):
-        if key in table and not (isinstance(table[key], str) and table[key].strip()):
-            return f"rerank.{key} must be a non-empty string"
+    problem = text_problem(table, "rerank", ("model", "url", "api_key_env"))
+    if problem:
+        return problem
     depth = table.get("depth", DEFAULT_RERANK_DEPTH)
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         return "rerank.depth must be a positive integer"
-    t = table.get("timeout", DEFAULT_RERANK_TIMEOUT)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
-        return "rerank.timeout must be a positive number of seconds"
+    problem = seconds_problem(table, "rerank")
+    if problem:
+        return problem
     if "model" in table:
         try:
             check_rerank_spec(RerankSpec(table["model"], table.get("url"), depth))
