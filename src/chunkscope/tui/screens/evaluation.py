@@ -392,14 +392,19 @@ class EvaluationScreen(Screen):
         """The probe's progress, from its worker thread."""
         self.post_message(self.Progress(progress))
 
+    def _worker_start(self) -> tuple[Worker[None], CancelToken, list[str] | None]:
+        """In a probe's or an eval's worker thread: the worker, the token ctrl+x cancels (the result so far is
+        shown; leaving the view or a rerun cancels the worker, and the result is dropped), and each side's search
+        mode (None: the session's own)."""
+        worker = get_current_worker()
+        token = CancelToken(poll=lambda: worker.is_cancelled)
+        self.app.call_from_thread(setattr, self, "_cancel", token)
+        return worker, token, [c.search for c in self.configurations] if self.configurations else None
+
     @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False,
           name="evaluation", description="evaluation")
     def run_probe(self) -> None:
-        worker = get_current_worker()
-        # Cancelled by ctrl+x (the result so far is shown), or by leaving the view or a rerun (it is dropped).
-        token = CancelToken(poll=lambda: worker.is_cancelled)
-        self.app.call_from_thread(setattr, self, "_cancel", token)
-        modes = [c.search for c in self.configurations] if self.configurations else None
+        worker, token, modes = self._worker_start()
         result = self.search.probe(self.strategies, self._post_progress, token, modes)
         if not worker.is_cancelled:
             self.post_message(self.Finished(result))
@@ -407,10 +412,7 @@ class EvaluationScreen(Screen):
     @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False,
           name="evaluation on labelled questions", description="evaluation on labelled questions")
     def run_eval(self) -> None:
-        worker = get_current_worker()
-        token = CancelToken(poll=lambda: worker.is_cancelled)
-        self.app.call_from_thread(setattr, self, "_cancel", token)
-        modes = [c.search for c in self.configurations] if self.configurations else None
+        worker, token, modes = self._worker_start()
         results, cancelled = self.search.evaluate(self.strategies, self.queries, self._post_progress, token, modes)
         if not worker.is_cancelled:  # ctrl+x cancels the token only: what finished is shown
             self.post_message(self.Evaluated(results, cancelled))
