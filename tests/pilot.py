@@ -29,6 +29,15 @@ async def wait_for(pilot, cond, timeout: float = 20.0, what: str = "condition") 
     raise AssertionError(f"timed out waiting for {what}")
 
 
+async def open_question(pilot, explorer, what: str = "the query input") -> None:
+    """``/`` in the explorer, then wait until the question field is there and has the focus."""
+    from textual.widgets import Input
+
+    await pilot.press("slash")
+    await wait_for(pilot, lambda: explorer.query("#query-input")
+                   and explorer.query_one("#query-input", Input).has_focus, what=what)
+
+
 async def press_burst(pilot, *keys: str) -> None:
     """Send keys the way a terminal delivers a burst (a fast typist, a busy moment): all at once, no waiting
     between them as ``pilot.press`` does. Then let the app handle them."""

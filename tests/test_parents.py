@@ -390,9 +390,9 @@ def test_the_apps_search_keeps_each_strategys_parents_while_the_documents_stay(b
 @pytest.mark.anyio
 async def test_the_query_pane_shows_the_parent_with_its_chunk_highlighted(bread_docs, tmp_path, monkeypatch):
     pytest.importorskip("textual")
-    from textual.widgets import Input, OptionList
+    from textual.widgets import OptionList
 
-    from tests.pilot import make_app, wait_for
+    from tests.pilot import make_app, open_question, wait_for
 
     monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "cache"))
     cfg = parse_config({"retrieval": {"parent": "section"}, "query": {"k": 3, "threshold": 0.0}})
@@ -400,9 +400,7 @@ async def test_the_query_pane_shows_the_parent_with_its_chunk_highlighted(bread_
     async with app.run_test(size=(160, 50)) as pilot:
         ex = app.explorer
         await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="the tree")
-        await pilot.press("slash")
-        await wait_for(pilot, lambda: ex.query("#query-input") and ex.query_one("#query-input", Input).has_focus,
-                       what="the query input")
+        await open_question(pilot, ex, what="the query input")
         pane = ex.query_one("#query-pane")
         await pilot.press(*"how long do I knead the dough on a floured board", "enter")
         await wait_for(pilot, lambda: pane._answer is not None, timeout=240, what="the answer")  # noqa: SLF001

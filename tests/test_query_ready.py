@@ -117,11 +117,9 @@ def test_the_session_opens_an_indexed_tree_before_any_question(topic_docs: Path,
 @pytest.mark.model
 @pytest.mark.anyio
 async def test_an_indexed_tree_answers_as_you_type_from_the_first_question(topic_docs: Path) -> None:
-    from textual.widgets import Input
-
     from chunkscope.cli import main
 
-    from .pilot import make_app, wait_for
+    from .pilot import make_app, open_question, wait_for
 
     age(topic_docs)
     assert main(["index", str(topic_docs)]) == 0
@@ -129,9 +127,7 @@ async def test_an_indexed_tree_answers_as_you_type_from_the_first_question(topic
     async with app.run_test(size=(160, 50)) as pilot:
         ex = app.explorer
         await wait_for(pilot, lambda: ex.result is not None and ex.tree_result is not None, what="first file and tree")
-        await pilot.press("slash")
-        await wait_for(pilot, lambda: ex.query("#query-input") and ex.query_one("#query-input", Input).has_focus,
-                       what="query input")
+        await open_question(pilot, ex, what="query input")
         await pilot.press(*"how do I tack a sailing boat")  # no Enter: the index was opened as the pane opened
         pane = ex.query_one("#query-pane")
         await wait_for(pilot, lambda: pane._answer is not None, timeout=120, what="an answer as you type")  # noqa: SLF001
