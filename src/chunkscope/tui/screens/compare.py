@@ -8,7 +8,7 @@ from functools import partial
 from typing import Callable
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -384,19 +384,11 @@ class CompareScreen(Screen):
         width = (line.content_region.width or self.app.size.width - 2) if line.is_mounted else 0
         line.update(self.totals_text(width))
 
-    @work(thread=True, exclusive=True, group="side-a", exit_on_error=False,
-          name="chunking side A", description="chunking side A")
-    def _chunk_a(self, resolved: ResolvedStrategy) -> None:
-        self._chunk_worker("a", resolved)
-
-    @work(thread=True, exclusive=True, group="side-b", exit_on_error=False,
-          name="chunking side B", description="chunking side B")
-    def _chunk_b(self, resolved: ResolvedStrategy) -> None:
-        self._chunk_worker("b", resolved)
-
     def _chunk(self, side: str, resolved: ResolvedStrategy) -> None:
         # One exclusive worker group per side: a change on one side never cancels the other.
-        (self._chunk_a if side == "a" else self._chunk_b)(resolved)
+        name = f"chunking side {side.upper()}"
+        self.run_worker(partial(self._chunk_worker, side, resolved), name=name, group=f"side-{side}",
+                        description=name, exit_on_error=False, exclusive=True, thread=True)
 
     def _chunk_worker(self, side: str, resolved: ResolvedStrategy) -> None:
         worker = get_current_worker()
