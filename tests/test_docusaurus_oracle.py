@@ -69,9 +69,11 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
 
 
 def _node_env() -> dict[str, str]:
-    # No update check (it would reach the network) and no colour codes in a failure's output.
+    # No update check (it would reach the network) and no colour codes in a failure's output. No persistent webpack
+    # cache: it lives in the shared node_modules and is not keyed by site, so one site's build could come out with
+    # another site's pages (seen: a fixture built as "Page Not Found" pages titled after the previous site).
     return {**os.environ, "NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1", "FORCE_COLOR": "0",
-            "BROWSERSLIST_IGNORE_OLD_DATA": "1"}
+            "BROWSERSLIST_IGNORE_OLD_DATA": "1", "DOCUSAURUS_NO_PERSISTENT_CACHE": "1"}
 
 
 def _installed() -> Path:

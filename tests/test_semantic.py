@@ -236,6 +236,14 @@ def test_the_views_cut_with_one_embedder_per_embedder_configuration(tmp_path: Pa
     assert embedder(given[1]) is one and embedder(recut) is one
     with session.lock:
         assert session._embedder_now() is one  # noqa: SLF001 - the query pane's embedder
+    # The command line's question embedder (query, eval, probe, index: `make_embedder`) is that one too.
+    from chunkscope.cli import retrieval_setup
+    from chunkscope.cli.context import Context
+
+    asking = retrieval_setup.make_embedder(Context(cfg, load_docs(tmp_path)),
+                                           argparse.Namespace(embedder=None, embed_url=None))
+    assert asking is one
+    del asking
     other = resolve(parse_config({"embedder": {"batch_size": 8}}), "semantic")
     assert one.batch_size == 3 and embedder(other) is not one and embedder(other).batch_size == 8
 

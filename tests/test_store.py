@@ -275,12 +275,14 @@ def test_real_model_index_query_and_cache(tmp_path, real_embedder):
         name = s.use("test", real_embedder, {})
         r1 = index_chunks(s, chunks, real_embedder, name)
         assert (r1.embedded, r1.upserted) == (3, 3)
+        assert r1.device == "cpu (ONNX Runtime)"  # said by `index`: "3 embedded on cpu (ONNX Runtime)"
         hits = s.search(real_embedder.embed_query("How does a lidar sensor measure range?"), k=3, collection=name)
         assert hits[0].text == texts[0]
         s.drop(name)
         name = s.use("test", real_embedder, {})
         r2 = index_chunks(s, chunks, real_embedder, name)  # a fresh collection, but every vector comes from the cache
         assert (r2.embedded, r2.cached, r2.upserted) == (0, 3, 3)
+        assert r2.device is None  # nothing ran on any device
 
 
 # --- the server path, with an in-memory Qdrant standing in for the server -------------------------------------
@@ -481,3 +483,13 @@ def test_a_local_mode_store_in_a_configured_folder_is_moved_aside(tmp_path):
         Store(tmp_path, path=tmp_path / "shared").close()
     assert not (tmp_path / "shared" / "meta.json").exists()
     assert len(list((tmp_path / "shared").glob(".local-mode-*/meta.json"))) == 1
+
+
+def test_the_index_line_says_where_the_texts_were_embedded() -> None:
+    from chunkscope.cli.retrieval_setup import report_line
+    from chunkscope.retrieval.store import IndexReport
+
+    ran = IndexReport(chunks=5, embedded=3, cached=2, upserted=5, device="cuda:0 (torch)", seconds=1.0)
+    assert report_line("recursive", ran).startswith("recursive: 5 chunks, 3 embedded on cuda:0 (torch), 2 from cache")
+    cached = IndexReport(chunks=5, cached=5, upserted=5, seconds=1.0)
+    assert "embedded on" not in report_line("recursive", cached)

@@ -34,7 +34,7 @@ def test_encodings_build_offline_through_tiktoken_loader(monkeypatch: pytest.Mon
         raise AssertionError("network access attempted")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    offline._load.cache_clear()  # noqa: SLF001 - built again, here, under the watch
+    offline.tiktoken_encoding.cache_clear()  # built again, here, under the watch
     for name in ("cl100k_base", "o200k_base"):
         enc = tiktoken_encoding(name)
         assert enc.name == name
@@ -219,7 +219,12 @@ def test_prepared_corpus_offsets_match_fresh_encodes(corpus) -> None:
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_offline_encodings_are_tiktokens_own(name: str, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The oracle: tiktoken's own constructor for the encoding, fed the same rank file through tiktoken's cache,
-    gives the pattern, special tokens and ranks chunkscope builds the encoding from."""
+    gives the pattern, special tokens and ranks chunkscope builds the encoding from: both from tiktoken's loader
+    (a fresh cache folder) and from the copy of its result kept there (every later process)."""
+    import random
+
+    import tiktoken
+    import tiktoken.load
     import tiktoken_ext.openai_public as public
 
     from chunkscope.tokens import populate_tiktoken_cache, tiktoken_constructor_args
@@ -228,13 +233,32 @@ def test_offline_encodings_are_tiktokens_own(name: str, tmp_path, monkeypatch: p
         raise AssertionError("network access attempted")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    populate_tiktoken_cache(tmp_path)
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    populate_tiktoken_cache(tmp_path / "tiktoken-cache")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
     theirs = public.ENCODING_CONSTRUCTORS[name]()
-    ours = tiktoken_constructor_args(name)
-    assert ours["pat_str"] == theirs["pat_str"]
-    assert ours["special_tokens"] == theirs["special_tokens"]
-    assert ours["mergeable_ranks"] == theirs["mergeable_ranks"]
+    their_encoding = tiktoken.Encoding(**theirs)
+    rng = random.Random(name)
+    samples = ["".join(rng.choice(PIECES) for _ in range(rng.randrange(200))) for _ in range(50)]
+    samples.append("".join(chr(rng.randrange(32, 0x3000)) for _ in range(4000)))
+
+    monkeypatch.setenv("CHUNKSCOPE_CACHE", str(tmp_path / "ours"))
+    for source in ("loader", "kept copy"):
+        offline._ranks.cache_clear()  # noqa: SLF001 - read again, from the source under test
+        ours = tiktoken_constructor_args(name)
+        assert ours["pat_str"] == theirs["pat_str"], source
+        assert ours["special_tokens"] == theirs["special_tokens"], source
+        assert ours["mergeable_ranks"] == theirs["mergeable_ranks"], source
+        our_encoding = tiktoken.Encoding(**ours)
+        for text in samples:
+            assert our_encoding.encode_ordinary(text) == their_encoding.encode_ordinary(text), source
+        if source == "loader":  # the loader ran and its result was kept; from now on the loader must not run
+            assert len(list((tmp_path / "ours").glob(f"tiktoken/{name}-*.ranks"))) == 1
+
+            def no_loader(*a, **k):
+                raise AssertionError("tiktoken's loader ran although an intact copy of its result is kept")
+
+            monkeypatch.setattr(tiktoken.load, "load_tiktoken_bpe", no_loader)
+    offline._ranks.cache_clear()  # noqa: SLF001 - the next test reads its own cache folder's
 
 
 def test_encodings_are_built_without_touching_tiktoken_ext(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -255,12 +279,12 @@ def test_encodings_are_built_without_touching_tiktoken_ext(monkeypatch: pytest.M
 
     monkeypatch.setattr(public, "__class__", Watched)
     writes.clear()  # monkeypatch's own assignment went through the watch
-    offline._load.cache_clear()  # noqa: SLF001
+    offline.tiktoken_encoding.cache_clear()
     try:
         for name in ("cl100k_base", "o200k_base"):
             tokens.tiktoken_encoding(name)
     finally:
-        offline._load.cache_clear()  # noqa: SLF001
+        offline.tiktoken_encoding.cache_clear()
     assert writes == []
 
 

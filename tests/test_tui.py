@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from chunkscope.chunking.cut_cache import CutCache
 from chunkscope.chunking.drivers import chunk_documents
 from chunkscope.config.reader import parse_config, resolve_strategy
 
@@ -298,7 +299,7 @@ async def test_edited_file_is_reread_and_rechunked(tmp_path):
         assert ex.result.doc.text.startswith("# Title\n\nParagraph 0")
 
 
-async def test_bad_files_and_failing_strategy_never_crash(tmp_path):
+async def test_bad_files_and_failing_strategy_never_crash(tmp_path, monkeypatch):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Good\n\nFine text.\n", encoding="utf-8")
@@ -322,6 +323,8 @@ async def test_bad_files_and_failing_strategy_never_crash(tmp_path):
         def boom(docs, strategy):
             raise RuntimeError("strategy bug")
 
+        # a.md's cut is stored by now (the cut cache): this strategy changed under it, so the store must not answer.
+        monkeypatch.setattr(CutCache, "lookup", lambda self, strategy, docs: {})
         session.chunk_documents = boom
         try:
             await open_file(pilot, app, "a.md")
@@ -348,6 +351,7 @@ async def test_a_slow_strategy_is_announced_and_the_app_stays_usable(monkeypatch
         ex = explorer(app)
         await wait_for(pilot, lambda: ex.layout_data is not None, what="the first file's text")
         monkeypatch.setattr(session, "chunk_documents", slow)
+        monkeypatch.setattr(CutCache, "lookup", lambda self, strategy, docs: {})  # a stored cut is never slow
         ex.query_one(DocsTreeView).move_cursor(ex.query_one(DocsTreeView)._leaves[FK])  # noqa: SLF001
         await wait_for(pilot, lambda: any(n.title == "slow strategy" for n in app._notifications),  # noqa: SLF001
                        timeout=10, what="the slow-strategy notice")

@@ -49,9 +49,9 @@ def record_cuts(monkeypatch) -> list[tuple[int | None, bool]]:
     calls: list[tuple[int | None, bool]] = []
     original = explorer_module.cut_file
 
-    def cut(doc, resolved):
+    def cut(doc, resolved, *cache):
         calls.append((resolved.params.get("chunk_size"), threading.current_thread() is threading.main_thread()))
-        return original(doc, resolved)
+        return original(doc, resolved, *cache)
 
     monkeypatch.setattr(explorer_module, "cut_file", cut)
     return calls
@@ -139,15 +139,15 @@ async def test_a_slow_cut_of_an_older_value_never_replaces_the_newer_one(monkeyp
         original = explorer_module.cut_file
         gate, started, finished = threading.Event(), threading.Event(), threading.Event()
 
-        def cut(doc, resolved):
+        def cut(doc, resolved, *cache):
             if resolved.params.get("chunk_size") == 200:
                 started.set()
                 gate.wait(20)
                 try:
-                    return original(doc, resolved)
+                    return original(doc, resolved, *cache)
                 finally:
                     finished.set()
-            return original(doc, resolved)
+            return original(doc, resolved, *cache)
 
         monkeypatch.setattr(explorer_module, "cut_file", cut)
         box = await focus_param(pilot, app, "chunk_size")

@@ -128,8 +128,8 @@ async def test_quit_while_the_tree_is_counted_cancels_the_count(monkeypatch: pyt
 
 
 #: The child: `run_app` (what `chunkscope DOCS` runs) on a terminal of its own. It notes in a log file when the
-#: explorer is mounted, when the query session is closed and when the explorer
-#: is unmounted; sys.argv[3] == "fail": the lint key raises, the app ends on that error.
+#: explorer is mounted, when the query session is closed, when the explorer is unmounted and when the driver
+#: waits for its input thread to end; sys.argv[3] == "fail": the lint key raises, the app ends on that error.
 QUIT_CHILD = """
 import sys
 from pathlib import Path
@@ -154,6 +154,12 @@ def failing(self):
     raise RuntimeError("lint broke on purpose")
 ExplorerScreen.on_mount, ExplorerScreen.close_session = mounted, closed
 ExplorerScreen.on_unmount = unmounted
+from textual.drivers.linux_driver import LinuxDriver
+disable_input = LinuxDriver.disable_input
+def waits_for_input_thread(self):
+    note("input thread joined")
+    disable_input(self)
+LinuxDriver.disable_input = waits_for_input_thread
 if sys.argv[3] == "fail":
     ExplorerScreen.action_lint = failing
 note("started")
@@ -162,9 +168,9 @@ run_app(load_docs(sys.argv[1], ignore=cfg.ignore), cfg, resolve_strategy(cfg))
 """
 
 
-def _run_app_on_a_terminal(tmp_path: Path, key: str, mode: str = "ok") -> tuple[int, bytes, list[str]]:
+def _run_app_on_a_terminal(tmp_path: Path, key: str, mode: str = "ok") -> tuple[int, bytes, list[str], bool]:
     """`run_app` in a child on a pseudo-terminal: ``key`` a second after the explorer is mounted; its exit code,
-    its output and its log."""
+    its output, its log, and whether the terminal's attributes afterwards are those it had before."""
     import os
     import pty
     import select
@@ -173,7 +179,11 @@ def _run_app_on_a_terminal(tmp_path: Path, key: str, mode: str = "ok") -> tuple[
     import time
 
     log = tmp_path / "log.txt"
+    import termios
+
     master, slave = pty.openpty()
+    terminal = os.ttyname(slave)
+    before = termios.tcgetattr(slave)
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40",
            "CHUNKSCOPE_CACHE": str(tmp_path / "cache")}
     child = subprocess.Popen([sys.executable, "-c", QUIT_CHILD, str(SAMPLE), str(log), mode], stdin=slave,
@@ -199,29 +209,71 @@ def _run_app_on_a_terminal(tmp_path: Path, key: str, mode: str = "ok") -> tuple[
                     break
                 out += data
         code = child.wait(timeout=30)
+        again = os.open(terminal, os.O_RDWR | os.O_NOCTTY)
+        try:
+            after = termios.tcgetattr(again)
+        finally:
+            os.close(again)
     finally:
         if child.poll() is None:
             child.kill()
         os.close(master)
-    return code, bytes(out), log.read_text().splitlines()
+    return code, bytes(out), log.read_text().splitlines(), after == before
+
+
+def _modes_left_changed(out: bytes) -> set[str]:
+    """The terminal modes the app set up before it first drew (DEC private modes: ``ESC[?1049h`` on,
+    ``ESC[?1049l`` off; the cursor hidden with ``ESC[?25l``; and Kitty keyboard pushes, ``ESC[>1u``) that the
+    output does not put back as they were by its end (a query such as ``ESC[?2026$p`` changes nothing; a reset of
+    a mode the app never set is harmless)."""
+    import re
+
+    modes = re.compile(rb"\x1b\[(\?[\d;]+[hl]|>\d*u|<\d*u)")
+    first_draw = re.search(rb"\x1b\[\d+;\d+H", out)
+    setup = out[:first_draw.start()] if first_draw else out
+    found: dict[str, bool] = {}  # the state the app found each mode in: the opposite of its first change
+    for m in modes.finditer(setup):
+        seq = m.group(1).decode()
+        if seq.startswith("?"):
+            for mode in seq[1:-1].split(";"):
+                found.setdefault(mode, not seq.endswith("h"))
+    last = dict(found)
+    kitty = 0
+    for m in modes.finditer(out):
+        seq = m.group(1).decode()
+        if seq.startswith("?"):
+            for mode in seq[1:-1].split(";"):
+                last[mode] = seq.endswith("h")
+        elif seq.startswith(">"):
+            kitty += 1
+        else:
+            kitty -= 1 if kitty else 0
+    return {f"?{m}" for m in found if last[m] != found[m]} | ({"kitty keyboard"} if kitty else set())
 
 
 def test_q_ends_the_process_once_the_terminal_is_restored(tmp_path: Path) -> None:
     """q on a real terminal: the terminal is given back (the alternate screen left, the cursor shown), the query
     session is closed, the exit code is 0, and the process ends there, without Textual's unmounting of every
     widget first (most of what a quit cost past restoring the terminal)."""
-    code, out, log = _run_app_on_a_terminal(tmp_path, "q")
+    code, out, log, same_terminal = _run_app_on_a_terminal(tmp_path, "q")
     assert code == 0, out[-3000:]
-    assert log == ["started", "mounted", "closed"], log  # closed, never unmounted
+    # Closed, never unmounted, and never waiting for Textual's input thread (100-200 ms of a quit).
+    assert log == ["started", "mounted", "closed"], log
     restored = out.rindex(b"\x1b[?1049l")  # the alternate screen left...
     assert b"\x1b[?25h" in out[restored:]  # ...and the cursor shown after it
+    # Everything else the app turned on is off again (mouse, paste, focus, keyboard protocol, line wrap...), and
+    # the terminal's line discipline (echo, canonical input) is back as it was.
+    assert not _modes_left_changed(out), _modes_left_changed(out)
+    assert same_terminal
 
 
 def test_an_app_ending_on_an_error_still_gets_textual_whole_teardown(tmp_path: Path) -> None:
     """The quick end is for a quit alone: an app that ends on an error is unmounted as before, its error is
     printed on the restored terminal, and the exit code says it failed."""
-    code, out, log = _run_app_on_a_terminal(tmp_path, "l", mode="fail")
+    code, out, log, same_terminal = _run_app_on_a_terminal(tmp_path, "l", mode="fail")
     assert code == 1, out[-3000:]
     assert "unmounted" in log, log
+    assert not _modes_left_changed(out), _modes_left_changed(out)
+    assert same_terminal
     assert b"lint broke on purpose" in out[out.rindex(b"\x1b[?1049l"):]
 

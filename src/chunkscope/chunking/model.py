@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from chunkscope.tokens import DEFAULT_EMBED_MODEL, embed_tokenizer
+# The tokenizers load after the first frame: the app's start-up does without chunkscope.tokens.
+from chunkscope.paths import DEFAULT_EMBED_MODEL
 
 if TYPE_CHECKING:
     from chunkscope.document.loader import Document
@@ -117,6 +118,8 @@ def count_embed_tokens(chunks: Sequence[Chunk], model: str | EmbedderSpec = DEFA
     todo = [c for c in chunks if c.embed_tokens is None]
     if not todo:
         return
+    from chunkscope.tokens import embed_tokenizer  # here: see the note on the imports above
+
     counts = embed_tokenizer(model).count_batch([c.embed_text for c in todo])
     for c, n in zip(todo, counts):
         c.embed_tokens = n

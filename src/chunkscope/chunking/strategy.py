@@ -13,12 +13,12 @@ from chunkscope.chunking.model import Chunk, Span
 from chunkscope.chunking.params import Constraint, ConstraintError, Param, ParamError
 from chunkscope.chunking.prefix import EMBED_PREFIX, PREFIX_FIELDS, EmbedPrefix
 from chunkscope.document.structure import first_content
-from chunkscope.tokens import SliceCounter, get_tokenizer
 
 if TYPE_CHECKING:
     from chunkscope.chunking.contexts import ChunkContexts
     from chunkscope.document.loader import Document
     from chunkscope.document.structure import Heading
+    from chunkscope.tokens import SliceCounter
 
 
 #: A strategy's candidate parameter values for ``chunkscope tune`` (`Strategy.search_space`). A key naming one
@@ -173,6 +173,8 @@ class Strategy:
         return Limits(self.length_tokenizer, None)
 
     def counter(self, doc: "Document") -> SliceCounter:
+        from chunkscope.tokens import get_tokenizer  # here: the app's first frame does without the tokenizers
+
         return get_tokenizer(self.length_tokenizer).counter(doc)
 
     def prefetch(self, doc: "Document") -> None:

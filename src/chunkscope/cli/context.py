@@ -7,13 +7,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from chunkscope.chunking.drivers import chunk_documents
-from chunkscope.chunking.model import ChunkedDoc
 from chunkscope.config.reader import Config, ResolvedStrategy, load_config, resolve_strategy
 from chunkscope.document.loader import DocsError, DocsTree, load_docs
 from chunkscope.safe_text import visible
 from chunkscope.cli.parsing import parse_param_args
+
+if TYPE_CHECKING:
+    from chunkscope.chunking.model import ChunkedDoc
 
 
 @dataclass
@@ -72,6 +74,8 @@ def strategies_from_args(args: argparse.Namespace, cfg: Config) -> list[Resolved
 
 def chunk_tree(tree: DocsTree, resolved: ResolvedStrategy, cfg=None, lint: bool = True) -> list[ChunkedDoc]:
     """Chunk every document; per-document failures are printed as problems and the rest goes on."""
+    from chunkscope.chunking.drivers import chunk_documents  # here: the app's start-up does without the drivers
+
     results = chunk_documents(tree.documents, resolved.strategy)
     for r in results:
         if r.error:

@@ -94,14 +94,17 @@ def indexed_retriever(args: argparse.Namespace, config: Config, resolved: Resolv
 
 def make_embedder(ctx: Context, args: argparse.Namespace, model: str | None = None) -> Embedder:
     """The embedder: ``model`` (a grid's value), else --embedder, with --embed-url, over [embedder] (see
-    `Config.embedder_spec`). The URL goes only to an endpoint: a grid may mix local models and endpoints."""
-    from chunkscope.embedding.embedder import embedder_for
+    `Config.embedder_spec`). The URL goes only to an endpoint: a grid may mix local models and endpoints.
+
+    The process's embedder of that configuration (`shared_embedder`): a ``semantic`` strategy of the same
+    configuration embeds its sentences with it, so ``query -s semantic`` loads the model once, not twice."""
+    from chunkscope.embedding.sentence_vectors import shared_embedder
 
     name = model or getattr(args, "embedder", None)
     url = getattr(args, "embed_url", None)
     if name and not name.startswith("openai:"):
         url = None
-    return embedder_for(ctx.config, name, url)
+    return shared_embedder(ctx.config, name, url)
 
 
 def make_reranker(config: Config, args: argparse.Namespace) -> Reranker | None:
@@ -135,7 +138,8 @@ def search_mode(args: argparse.Namespace, config: Config, preset_search: str | N
 
 def report_line(label: str, r: IndexReport) -> str:
     """One line of what indexing did."""
-    parts = [f"{label}: {r.chunks} chunks", f"{r.embedded} embedded", f"{r.cached} from cache",
+    embedded = f"{r.embedded} embedded" + (f" on {r.device}" if r.embedded and r.device else "")
+    parts = [f"{label}: {r.chunks} chunks", embedded, f"{r.cached} from cache",
              f"{r.upserted} written", f"{r.unchanged} unchanged", f"{r.deleted} deleted"]
     if r.truncated:
         parts.append(f"{r.truncated} longer than the model reads")

@@ -50,24 +50,25 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunkscope.config.llm import LLM_FIELD, LLM_KEYS, check_llm_table, llm_spec
 from chunkscope.config.rerank import RERANK_FIELD, RERANK_KEYS, check_rerank_table, rerank_spec
-from chunkscope.llm.chat import ChatSpec
-from chunkscope.retrieval.parents import ParentError, ParentSpec, parse_parent
-from chunkscope.retrieval.rerankers.base import RerankSpec
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, code_refusal, secret_refusal, trust_from_environment
 from chunkscope.config.values import seconds_problem
 from chunkscope.chunking.params import ConstraintError, ParamError
 from chunkscope.chunking.registry import UnknownStrategy, get_strategy, is_strategy_name, strategy_class, strategy_names
-from chunkscope.chunking.strategies.custom import RefusedCallable
 from chunkscope.chunking.strategy import Strategy
 from chunkscope.embedding.backends.openai import OPENAI_URL
 from chunkscope.embedding.registry import parse_embedder
 from chunkscope.embedding.spec import DEFAULT_API_KEY_ENV, EmbedderSpec, EmbedderSpecError
 from chunkscope.retrieval.search_modes import SEARCH_MODES
 from chunkscope.site.config import SITE_KEYS, SiteConfigError, check_site_settings
+
+if TYPE_CHECKING:
+    from chunkscope.llm.chat import ChatSpec
+    from chunkscope.retrieval.parents import ParentSpec
+    from chunkscope.retrieval.rerankers.base import RerankSpec
 
 CONFIG_NAME = "chunkscope.toml"
 #: The variable naming the user's own config file, for users who keep it elsewhere (and hermetic tests).
@@ -218,6 +219,8 @@ class Config:
     def parent(self, given: str | None = None, preset: str | None = None) -> ParentSpec:
         """What a hit returns (`chunkscope.retrieval.parents`): ``given`` (the caller's), else the preset's
         ``parent``, else ``[retrieval] parent``, else ``none``."""
+        from chunkscope.retrieval.parents import parse_parent  # here: the app's start-up does without retrieval
+
         return parse_parent(given or preset or self.retrieval.get("parent"))
 
     def _untrusted(self, key: str) -> bool:
@@ -424,6 +427,9 @@ def _mark_tree_code(data: dict[str, Any], origins: dict[str, Origin], path: Path
     for key, where, table in tables:
         if origins.get(key) == "tree" and isinstance(table, dict) and isinstance(table.get("callable"), str):
             spec = table["callable"]
+            # Imported only here: the custom strategy's module loads the tokenizers, which start-up does without.
+            from chunkscope.chunking.strategies.custom import RefusedCallable
+
             table["callable"] = RefusedCallable(spec, code_refusal(spec, where, path))
 
 
@@ -495,7 +501,9 @@ def parse_config(data: dict[str, Any], path: Path | None = None) -> Config:
         cfg.embedder_spec()
     except EmbedderSpecError as exc:
         raise ConfigError(f"{path or 'config'}: [embedder]: {exc}") from None
-    if not is_strategy_name(cfg.strategy) and preset_named(cfg, cfg.strategy) is None:
+    # The presets first: a strategy name that is not built in is looked for among every installed package's entry
+    # points (importlib.metadata), which the app's start-up on the default preset does without.
+    if preset_named(cfg, cfg.strategy) is None and not is_strategy_name(cfg.strategy):
         raise ConfigError(f"{path or 'config'}: strategy {cfg.strategy!r} is neither a strategy nor a preset")
     _check_qdrant(cfg.qdrant, path)
     if "parent" in cfg.retrieval:
@@ -576,6 +584,8 @@ PRESET_PIPELINE_KEYS = ("strategy", "search", "parent")
 
 def _check_parent(value: Any, path: Path | None, where: str) -> None:
     _want(isinstance(value, str), path, f"{where} must be a string: none, section, window:N or page")
+    from chunkscope.retrieval.parents import ParentError, parse_parent  # here: most configs name no parent
+
     try:
         parse_parent(value)
     except ParentError as exc:
@@ -594,8 +604,11 @@ def _check_qdrant(q: dict[str, Any], path: Path | None) -> None:
 
 
 def _check_params(strategy: str, params: dict[str, Any], path: Path | None, where: str) -> None:
-    if strategy == "custom" and (not params.get("callable") or isinstance(params["callable"], RefusedCallable)):
-        return  # a custom strategy's callable is checked when it is used (a tree's, refused then)
+    if strategy == "custom":
+        from chunkscope.chunking.strategies.custom import RefusedCallable  # the strategy's module, on its own use
+
+        if not params.get("callable") or isinstance(params["callable"], RefusedCallable):
+            return  # a custom strategy's callable is checked when it is used (a tree's, refused then)
     try:
         strategy_class(strategy)(**params)
     except (ParamError, UnknownStrategy) as exc:

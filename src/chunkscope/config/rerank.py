@@ -5,18 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chunkscope.config.trust import HOW_TO_ALLOW, Origin, secret_refusal
 from chunkscope.config.values import seconds_problem, text_problem
-from chunkscope.retrieval.rerank import check_rerank_spec
-from chunkscope.retrieval.rerankers.base import (
-    DEFAULT_RERANK_DEPTH,
-    DEFAULT_RERANK_KEY_ENV,
-    DEFAULT_RERANK_TIMEOUT,
-    RerankError,
-    RerankSpec,
-)
+from chunkscope.retrieval.rerankers import DEFAULT_RERANK_DEPTH, DEFAULT_RERANK_KEY_ENV, DEFAULT_RERANK_TIMEOUT
+
+if TYPE_CHECKING:
+    from chunkscope.retrieval.rerankers.base import RerankSpec
 
 #: The keys of ``[rerank]``.
 RERANK_KEYS = frozenset({"model", "url", "depth", "timeout", "api_key_env"})
@@ -39,6 +35,10 @@ def check_rerank_table(table: dict[str, Any]) -> str | None:
     if problem:
         return problem
     if "model" in table:
+        # Imported only for a table that names a reranker: the stage's module loads the store.
+        from chunkscope.retrieval.rerank import check_rerank_spec
+        from chunkscope.retrieval.rerankers.base import RerankError, RerankSpec
+
         try:
             check_rerank_spec(RerankSpec(table["model"], table.get("url"), depth))
         except RerankError as exc:
@@ -54,6 +54,9 @@ def rerank_spec(table: dict[str, Any], origin: Callable[[str], Origin], *, trust
     name = model or table.get("model")
     if not name:
         return None
+    from chunkscope.retrieval.rerank import check_rerank_spec  # only when a reranker is named (loads the store)
+    from chunkscope.retrieval.rerankers.base import RerankSpec
+
     target = url or table.get("url")
     spec = RerankSpec(str(name), target, int(depth if depth is not None else table.get("depth", DEFAULT_RERANK_DEPTH)),
                       float(table.get("timeout", DEFAULT_RERANK_TIMEOUT)),

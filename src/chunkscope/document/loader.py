@@ -21,6 +21,7 @@ from chunkscope.document.structure import first_content
 from chunkscope.site.config import SiteConfig, SiteConfigError, read_site
 from chunkscope.site.order import (DEFAULT_EXCLUDE, DEFAULT_INCLUDE, GlobSet, category_position, front_matter_position,
                                    is_published, sidebar_order_key)
+from chunkscope.site.sidebars import sidebar_ordered
 
 if TYPE_CHECKING:
     from chunkscope.document.structure import Heading, Outline, Structure
@@ -147,6 +148,7 @@ class DocsTree:
         notes: one-line remarks on how the tree was read (a site root read through its docs folder, pages
             Docusaurus does not publish left out, config values that could not be read); not problems.
         published: which files under ``root`` are pages (`iter_doc_files`' rule for this tree), for a re-walk.
+        allow_code: the site's JS files (config, sidebars) may be run with Node (a trusted tree), for a re-walk.
     """
 
     root: Path
@@ -157,6 +159,7 @@ class DocsTree:
     site: SiteConfig | None = None
     notes: list[str] = field(default_factory=list)
     published: Callable[[str], bool] | None = None
+    allow_code: bool = False
 
     def get(self, path: str) -> Document | None:
         for d in self.documents:
@@ -319,7 +322,8 @@ def every_file(rel: str) -> bool:
 
 def iter_doc_files(root: Path, ignore: Iterable[str] = (), published: Callable[[str], bool] | None = None,
                    left_out: list[str] | None = None, under: str = "") -> tuple[list[tuple[Path, str]], list[Problem]]:
-    """Every Markdown/MDX file under ``root`` in reading order, as (absolute path, POSIX relative path).
+    """Every Markdown/MDX file under ``root`` in the folders' order (the sidebar Docusaurus generates; `load_docs`
+    then applies a site's sidebars file), as (absolute path, POSIX relative path).
 
     Only pages: a file ``published`` (default: `docusaurus_pages`' defaults) says Docusaurus would not publish is
     skipped, and its relative path appended to ``left_out`` when given. Symlinks are followed only when they stay
@@ -479,7 +483,8 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
     file is: paths relative to that docs folder, the tree ``partial``. A site root given as ``path`` reads its
     docs folder, and says so in ``notes``; versioned docs are read only when their folder is given. Files Docusaurus
     does not publish (``_``-prefixed, the plugin's ``exclude``) are left out unless ``site`` says
-    ``unpublished = true``, and ``notes`` counts them.
+    ``unpublished = true``, and ``notes`` counts them. The pages come in the site's sidebar order: its sidebars
+    file's when the docs plugin names one (`chunkscope.site.sidebars`), else the folders'.
 
     Args:
         allow_code: the user allows running the tree's code: a JS/TS site config is evaluated with Node
@@ -554,8 +559,13 @@ def load_docs(path: str | os.PathLike[str], *, ignore: Iterable[str] = (), max_b
         if doc is not None:
             doc.site = found
             docs.append(doc)
+    if found is not None:
+        # A hand-written sidebars file orders the pages as the site does; the walk gave the generated order.
+        docs, remark = sidebar_ordered(docs, found, allow_code, partial=bool(under))
+        if remark:
+            notes.append(remark)
     return DocsTree(root=p, documents=docs, problems=problems, site=found, notes=notes, published=published,
-                    partial=bool(under))
+                    partial=bool(under), allow_code=allow_code)
 
 
 def _kept_under(under: str, published: Callable[[str], bool]) -> Callable[[str], bool]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,8 @@ def model_identity(model: str, model_dir: Path) -> str:
     """
     if is_default_model(model):
         return DEFAULT_EMBED_MODEL
+    import hashlib  # here: the app's start-up reads model folders without hashing them
+
     h = hashlib.sha1()
     for f in sorted(model_dir.rglob("*")):
         if not f.is_file() or f.name.startswith("."):

@@ -109,6 +109,8 @@ def index_chunks(store: Store, chunks: Sequence["Chunk"], embedder: "Embedder", 
         embedded = embedder.embed([c.embed_text for _, c, _ in batch], token_counts=[c.embed_tokens for _, c, _ in batch])
         report.embedded += embedded.stats.misses
         report.cached += embedded.stats.hits
+        if embedded.stats.misses:
+            report.device = embedded.stats.device or report.device
         store.write(name, [PointData(pid, v.tolist(), bm25.document(terms_of(c), avgdl), payload)
                            for (pid, c, payload), v in zip(batch, embedded.vectors)])
         report.upserted += len(batch)

@@ -82,6 +82,9 @@ class IndexReport:
     truncated: int = 0  # chunks of the collection longer than the model reads
     seconds: float = 0.0
     cancelled: bool = False  # stopped between batches; the next pass completes the collection
+    #: Where the embedded texts ran ("cpu (ONNX Runtime)", "cuda:0 (torch)", an endpoint's host); None when every
+    #: vector came from the cache.
+    device: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -1,9 +1,9 @@
 """The Docusaurus site around a docs folder: its config (``docusaurus.config.*``) and what it means for pages.
 
 What chunkscope needs of a site is the docs plugin's ``path``, ``routeBasePath``, ``include``, ``exclude``,
-``lastVersion`` and ``versions``, and the site's ``url``, ``baseUrl`` and ``trailingSlash``. A JS/TS config is
-code: it is run with Node only when the caller allows running the tree's code (``allow_code``); otherwise, or
-when Node is absent or fails (a checkout without ``node_modules``), its literal forms are read
+``lastVersion``, ``versions`` and ``sidebarPath``, and the site's ``url``, ``baseUrl`` and ``trailingSlash``. A
+JS/TS config is code: it is run with Node only when the caller allows running the tree's code (``allow_code``);
+otherwise, or when Node is absent or fails (a checkout without ``node_modules``), its literal forms are read
 (`chunkscope.site.js_literals`) and what could not be read is said in one line. ``[site]`` in chunkscope.toml
 overrides any of them.
 """
@@ -11,21 +11,21 @@ overrides any of them.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chunkscope.site.js_literals import JsSyntaxError, Unread, read_exported_literal
+from chunkscope.site.node import run_node_json
 from chunkscope.site.order import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, GlobSet
 
 #: Docusaurus' config file names, in the order it looks for them.
 CONFIG_NAMES = tuple(f"docusaurus.config.{ext}" for ext in ("ts", "mts", "cts", "js", "mjs", "cjs"))
 _DOCS_PLUGIN = "@docusaurus/plugin-content-docs"
 _CLASSIC = ("classic", "@docusaurus/preset-classic", "docusaurus-preset-classic")
-NODE_TIMEOUT = 30  # seconds: loading a config takes well under one; a hung import must not hang the loader
 
 #: ``[site]`` keys of chunkscope.toml and what they mean (the config reader validates against these).
 SITE_KEYS: dict[str, str] = {
@@ -38,6 +38,8 @@ SITE_KEYS: dict[str, str] = {
     "exclude": "the docs plugin's exclude globs (default: _-prefixed files and folders, tests)",
     "last_version": "the docs plugin's lastVersion (current, or a release in versions.json)",
     "versions": "the docs plugin's versions: VERSION = { path = ... }",
+    "sidebar_path": "the docs plugin's sidebarPath: the sidebars file that orders the pages, from the site root "
+                    "(false: none; default: the order of the folders)",
     "unpublished": "true: also chunk the files Docusaurus does not publish (_-prefixed, excluded)",
 }
 
@@ -65,6 +67,10 @@ class SiteConfig:
     version: str = "current"
     #: Where the settings came from, for messages (``docusaurus.config.ts``, ``chunkscope.toml``).
     source: str = ""
+    #: The sidebar file the loaded version's pages are ordered by, absolute: the docs plugin's ``sidebarPath``
+    #: for the current docs, ``versioned_sidebars/version-X-sidebars.json`` for a release. None: Docusaurus
+    #: generates the sidebar from the folders (``sidebarPath`` not set); False: the site has no sidebar.
+    sidebar_path: str | bool | None = None
 
     @property
     def version_path(self) -> str:
@@ -121,16 +127,9 @@ def find_config_file(site_root: Path) -> Path | None:
     return next((site_root / n for n in CONFIG_NAMES if (site_root / n).is_file()), None)
 
 
-# A loader script run by Node (only with allow_code): it prints the settings chunkscope reads as one JSON line.
+# Run by Node (only with allow_code) on the loaded config (`node.run_node_json`): the settings chunkscope reads,
+# as one JSON line.
 _NODE_SCRIPT = r"""
-const path = require('path'), url = require('url');
-const file = process.argv[process.argv.length - 1];
-(async () => {
-  let mod;
-  try { mod = require(file); } catch (e) {
-    if (e && (e.code === 'ERR_REQUIRE_ESM' || e.code === 'ERR_REQUIRE_ASYNC_MODULE')) mod = await import(url.pathToFileURL(file).href);
-    else throw e;
-  }
   let cfg = mod && mod.default !== undefined ? mod.default : mod;
   if (typeof cfg === 'function') cfg = await cfg();
   cfg = await cfg;
@@ -147,29 +146,17 @@ const file = process.argv[process.argv.length - 1];
   const pick = (o, keys) => Object.fromEntries(keys.filter((k) => o && o[k] !== undefined).map((k) => [k, o[k]]));
   process.stdout.write(JSON.stringify({
     site: pick(cfg, ['url', 'baseUrl', 'trailingSlash']),
-    docs: docs === false ? false : pick(docs || {}, ['path', 'routeBasePath', 'include', 'exclude', 'lastVersion', 'versions']),
+    docs: docs === false ? false : pick(docs || {}, ['path', 'routeBasePath', 'include', 'exclude', 'lastVersion', 'versions', 'sidebarPath']),
   }));
-})().catch((e) => { process.stderr.write(String((e && e.message) || e).split('\n')[0]); process.exit(1); });
 """
 
 
 def _run_node(file: Path) -> dict[str, Any] | str:
     """The config's settings as Node evaluates it, or one line saying why it could not."""
-    node = shutil.which("node")
-    if node is None:
-        return "node is not installed"
-    try:
-        proc = subprocess.run([node, "-e", _NODE_SCRIPT, str(file)], cwd=file.parent, capture_output=True,
-                              text=True, timeout=NODE_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"node failed ({exc})"
-    if proc.returncode != 0:
-        return f"node could not load it ({proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'no message'})"
-    try:
-        data = json.loads(proc.stdout)
-    except ValueError:
-        return "node printed no settings"
-    return data if isinstance(data, dict) else "node printed no settings"
+    ran = run_node_json(file, _NODE_SCRIPT, "no settings")
+    if isinstance(ran, str):
+        return ran
+    return ran[0] if isinstance(ran[0], dict) else "node printed no settings"
 
 
 def _short(source: str) -> str:
@@ -227,11 +214,29 @@ def _literal_settings(file: Path) -> tuple[dict[str, Any], list[str]]:
                 continue
             docs, found = options, True
     if found and isinstance(docs, dict):
+        resolved = _resolved_path(docs.get("sidebarPath"))
+        if resolved is not None:
+            docs["sidebarPath"] = resolved
         for key in [k for k, v in docs.items() if _unread_in(v) is not None]:
-            if key in ("path", "routeBasePath", "include", "exclude", "lastVersion", "versions"):
+            if key in ("path", "routeBasePath", "include", "exclude", "lastVersion", "versions", "sidebarPath"):
                 unread.append(f"docs.{key} ({_unread_in(docs[key])})")
             del docs[key]
     return {"site": site, "docs": docs}, unread
+
+
+# How configs name a file beside them in code rather than as a string (Docusaurus 2's template wrote
+# ``require.resolve('./sidebars.js')``, Jest writes ``path.resolve(__dirname, './sidebars.json')``): each means the
+# file at that path from the config's folder, which is the site root the plain string is resolved against too.
+_PATH_CALL = re.compile(r"\A(?:require\.resolve\(\s*|path\.(?:resolve|join)\(\s*__dirname\s*,\s*)"
+                        r"(['\"])([^'\"\\]+)\1\s*\)\Z")
+
+
+def _resolved_path(value: Any) -> str | None:
+    """The file path a ``require.resolve('…')`` or ``path.resolve(__dirname, '…')`` call names, or None."""
+    if not isinstance(value, Unread):
+        return None
+    m = _PATH_CALL.match(value.source.strip())
+    return m.group(2) if m else None
 
 
 def _unread_in(value: Any) -> str | None:
@@ -283,8 +288,31 @@ def read_site(site_root: Path, *, allow_code: bool = False, version: str = "curr
     fields.update(_checked(given))
     if given:
         source = f"{source} + chunkscope.toml" if source else "chunkscope.toml"
-    config = SiteConfig(**fields, released=released, version=version, source=source)
+    option = docs.get("sidebarPath")
+    if overrides is not None and "sidebar_path" in overrides:
+        option = _checked({"sidebar_path": overrides["sidebar_path"]}).get("sidebar_path")
+    sidebar = _sidebar_file(site_root, option, version, source, notes)
+    config = SiteConfig(**fields, released=released, version=version, source=source, sidebar_path=sidebar)
     return SiteReading(config, "; ".join(notes))
+
+
+def _sidebar_file(site_root: Path, option: Any, version: str, source: str, notes: list[str]) -> str | bool | None:
+    """`SiteConfig.sidebar_path` for the docs plugin's ``sidebarPath`` option, as Docusaurus 3 resolves it
+    (plugin-content-docs ``sidebars/index.js``, ``versions/files.js``): a release reads its
+    ``versioned_sidebars/version-X-sidebars.json`` and has no sidebar without one; the current docs read the
+    option's file from the site root, generate one from the folders when the option is absent, and have none when
+    it is ``false``."""
+    if version != "current":
+        file = site_root / "versioned_sidebars" / f"version-{version}-sidebars.json"
+        return os.path.abspath(file) if file.is_file() else False
+    if option is None:
+        return None
+    if option is False:
+        return False
+    if not isinstance(option, str) or not option:
+        notes.append(f"{source}: docs.sidebarPath must be a file path or false (left out)")
+        return None
+    return os.path.abspath(site_root / option)
 
 
 def _released(site_root: Path) -> tuple[str, ...]:
@@ -328,6 +356,10 @@ def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise SiteConfigError(f"site.{key} must be a list of glob strings")
             out[key] = tuple(value)
+        elif key == "sidebar_path":
+            if value is not False and not (isinstance(value, str) and value):
+                raise SiteConfigError(f"site.{key} must be a file path or false")
+            out[key] = value
         elif key == "versions":
             if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
                 raise SiteConfigError("site.versions must map each version to a table (path = ...)")

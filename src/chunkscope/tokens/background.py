@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from chunkscope.tokens.offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding
+from chunkscope.tokens.offline import TIKTOKEN_NAMES, encode_array, tiktoken_encoding, token_byte_lengths
 from chunkscope.tokens.slices import is_clean_cut, token_byte_starts, token_offsets
 
 if TYPE_CHECKING:
@@ -155,9 +155,14 @@ def prepare(docs: Iterable["Document"], name: str) -> None:
     """
     if name not in TIKTOKEN_NAMES:
         return
-    # Loaded here (the encoding and its token byte lengths, one `_load`), on the caller's thread and once: a broken
-    # installation fails here, not inside a job.
+    # numpy first: on import, OpenBLAS starts worker threads that spin for about 60 ms, on the second core the
+    # encoder needs; imported here, they spin while this thread builds the encoding (~80 ms in tiktoken's
+    # constructor) instead of while the tree is chunked (bench/bench_chunking.py). Then the encoding and its token
+    # byte lengths, on the caller's thread and once: a broken installation fails here, not inside a job.
+    import numpy  # noqa: F401 - imported for its side effect's timing, used by the jobs
+
     tiktoken_encoding(name)
+    token_byte_lengths(name)
     for members in _groups(docs, name):
         text = "".join(sep + d.text for d, sep, _ in members)
         bounds, at = [], 0

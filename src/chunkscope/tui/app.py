@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.dom import DOMNode
@@ -16,6 +17,7 @@ from chunkscope.safe_text import visible
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
 from chunkscope.tui.failures import WorkerFailed, failure_text
+from chunkscope.tui.input_quiet import InputQuiet
 from chunkscope.tui.screens.explorer import ExplorerScreen
 from chunkscope.tui.headless.session import resolve
 
@@ -38,10 +40,17 @@ def files_provider():
     return FileFinder
 
 
+#: What a person does that the screen answers at once (a mouse merely moving over the terminal is not among them).
+_INPUT_EVENTS = (events.Key, events.MouseDown, events.MouseUp, events.MouseScrollDown, events.MouseScrollUp,
+                 events.Paste)
+
+
 class ChunkscopeApp(App[int]):
     """See how a docs tree is cut into chunks, tune the strategy live, ask questions, lint."""
 
-    CSS_PATH = "app.tcss"
+    #: The explorer's stylesheet with the app's: the explorer is the first screen (`get_default_screen`), which
+    #: Textual does not read a stylesheet for (a pushed screen's is read when it is pushed).
+    CSS_PATH = ["app.tcss", "screens/explorer.tcss"]
     TITLE = "chunkscope"
     COMMANDS = App.COMMANDS | {commands_provider, files_provider}
 
@@ -72,13 +81,24 @@ class ChunkscopeApp(App[int]):
         self.initial = resolved
         self.queries = list(queries)
         self.queries_name = queries_name
+        #: When a person last pressed, clicked, scrolled or pasted: background work waits for a pause in that.
+        self.input_quiet = InputQuiet()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, _INPUT_EVENTS):
+            self.input_quiet.touch()  # before the event is handled: the workers step aside for its answer
+        await super().on_event(event)
+
+    def get_default_screen(self) -> ExplorerScreen:
+        """The explorer is the app's first screen: made in its place, it is drawn in the app's first frame (pushed
+        over Textual's blank default screen, the first paint came 90 ms later on the Rust book)."""
+        return ExplorerScreen(self.docs, self.config, self.initial, queries=self.queries,
+                              queries_name=self.queries_name)
 
     def on_mount(self) -> None:
         keymap = self.config.tui.get("keymap") or {}
         if isinstance(keymap, dict) and keymap:
             self.set_keymap({str(k): str(v) for k, v in keymap.items()})
-        self.push_screen(ExplorerScreen(self.docs, self.config, self.initial, queries=self.queries,
-                                        queries_name=self.queries_name))
         if self.docs.problems:
             shown = "\n".join(visible(str(p), oneline=True) for p in self.docs.problems[:5])
             more = f"\n… and {len(self.docs.problems) - 5} more" if len(self.docs.problems) > 5 else ""
@@ -203,24 +223,47 @@ def _end_process(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _ends_when_restored(app: ChunkscopeApp) -> type[Driver]:
-    """The app's terminal driver, ending the process as soon as it has restored the terminal on the way out.
+#: Every terminal mode Textual's Linux driver turns on for the app, turned off, in the order its own
+#: ``stop_application_mode`` turns them off (Textual 8): bracketed paste, line wrap back on, in-band resize
+#: reports, the four mouse modes, the Kitty keyboard protocol (popped before the alternate screen is left), the
+#: alternate screen, the cursor shown, focus reports. A mode the terminal never had on ignores its reset.
+#: tests/test_tui_start_quit.py checks on a real pseudo-terminal that every mode the app set is reset after.
+_RESTORE_TERMINAL = ("\x1b[?2004l" "\x1b[?7h" "\x1b[?2048l"
+                     "\x1b[?1000l" "\x1b[?1003l" "\x1b[?1015l" "\x1b[?1006l"
+                     "\x1b[<u" "\x1b[?1049l" "\x1b[?25h" "\x1b[?1004l")
 
-    Textual would then unmount every widget (the explorer's ~90: 30-75 ms on the Rust book, most of what a quit
-    costs past Textual's own restoring of the terminal) for a process that `run_app` ends right after. Only the
-    explorer's own step on its way out, closing the query session, is kept. Left to Textual's whole teardown when
-    the app is only suspended (still running) or ends on an error (its return code is not 0: Textual prints the
-    error after its teardown); chunkscope never exits with a message of its own, which Textual would print there
-    too.
+
+def _ends_when_restored(app: ChunkscopeApp) -> type[Driver]:
+    """The app's terminal driver, ending the process as soon as the terminal is restored on the way out.
+
+    Textual would first wait for its input thread to notice the end (a 0.1 s ``select``, then another 0.1 s one
+    with nothing to read: 100-200 ms of every quit, the bare app's too, bench/bench_tui.py "q"), then unmount every
+    widget (the explorer's ~90: 30-75 ms) for a process that `run_app` ends right after. So on a quit the terminal
+    is given back here, by the driver's public state alone (its writer, its saved terminal attributes): every mode
+    Textual set is reset (`_RESTORE_TERMINAL`), the keys typed meanwhile are dropped (as Textual does), and the
+    explorer's own step on its way out, closing the query session, is kept. The input thread is left waiting:
+    the process ends under it. Textual's whole teardown is kept when the app is only suspended (still running),
+    ends on an error (its return code is not 0: Textual prints the error after its teardown; chunkscope never
+    exits with a message of its own, which Textual would print there too), or runs a driver without saved
+    terminal attributes (not Linux or macOS).
     """
     base: Any = app.driver_class
 
     class EndsWhenRestored(base):
         def stop_application_mode(self) -> None:
-            super().stop_application_mode()
-            if app.is_running or app.return_code != 0:
+            saved = getattr(self, "attrs_before", None)
+            if app.is_running or app.return_code != 0 or saved is None:
+                super().stop_application_mode()
                 return
-            self.close()  # the restoring writes wait in the driver's writer thread: this lets them out
+            import termios
+
+            self.write(_RESTORE_TERMINAL)
+            self.close()  # the writer thread writes what is queued, then ends
+            try:
+                termios.tcsetattr(self.fileno, termios.TCSANOW, saved)
+                termios.tcflush(self.fileno, termios.TCIFLUSH)  # keys typed since q go nowhere, not to the shell
+            except termios.error:
+                pass
             for screen in app.screen_stack:
                 if isinstance(screen, ExplorerScreen):
                     screen.close_session()

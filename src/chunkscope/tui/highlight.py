@@ -42,6 +42,11 @@ def token_style(ttype) -> Style:
     return Style(color=s.color, bold=s.bold, italic=s.italic, underline=s.underline)
 
 
+def cached_line_colours(doc: Document) -> list[LineColours] | None:
+    """`line_colours` of ``doc`` when they are made already (this document was shown before), else None."""
+    return _CACHE.get(doc)
+
+
 def line_colours(doc: Document) -> list[LineColours]:
     """Colour ranges for every line of ``doc`` (lines as ``doc.structure.line_starts`` counts them)."""
     cached = _CACHE.get(doc)

@@ -26,10 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from chunkscope.evaluation.queries import load_queries
+    queries = []
+    if args.queries:
+        from chunkscope.evaluation.queries import load_queries  # only with --queries: start-up does without it
 
-    # A bad queries file is one line now, as for eval: before the tree is read, not when a view first needs it.
-    queries = load_queries(args.queries) if args.queries else []
+        # A bad queries file is one line now, as for eval: before the tree is read, not when a view first needs it.
+        queries = load_queries(args.queries)
     ctx = load_context(args, report_problems=False, require_documents=False)
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
         raise ParamError(f"--threshold must be between -1 and 1 (a cosine score), got {args.threshold}")

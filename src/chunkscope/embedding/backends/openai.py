@@ -22,7 +22,6 @@ package would add a dependency for nothing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -82,6 +81,8 @@ class OpenAISpec(EmbedderSpec):
             return f"openai-{self.model}"
         # The host without the user info: the identity names collections, and a collection's name is shown.
         host = urlsplit(url).netloc.rpartition("@")[2] or redact_url(url)
+        import hashlib  # here: OpenSSL's hashes load on first use, never at the app's start-up
+
         digest = hashlib.sha1(url.encode()).hexdigest()[:8]
         return f"openai-{self.model}-{host}-{digest}"
 

@@ -13,14 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from chunkscope.retrieval.rerankers import DEFAULT_RERANK_DEPTH, DEFAULT_RERANK_KEY_ENV, DEFAULT_RERANK_TIMEOUT
 from chunkscope.retrieval.store import Hit
-
-#: How many of the search's candidates the reranker re-scores by default (bots use 20 to 100).
-DEFAULT_RERANK_DEPTH = 50
-#: Seconds a rerank endpoint may take to answer one request.
-DEFAULT_RERANK_TIMEOUT = 60.0
-#: The variable holding a rerank endpoint's API key unless ``[rerank] api_key_env`` names another.
-DEFAULT_RERANK_KEY_ENV = "RERANK_API_KEY"
 
 
 class RerankError(Exception):

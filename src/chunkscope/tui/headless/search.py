@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from chunkscope.chunking.model import Chunk
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
-from chunkscope.evaluation.regions import Region
-from chunkscope.evaluation.verdicts import verdict_words
 from chunkscope.retrieval.search_modes import passes_threshold
 from chunkscope.progress import CancelToken, Cancelled, Phase, Progress, ProgressFn, format_seconds
 from chunkscope.safe_text import visible
@@ -25,7 +21,11 @@ from chunkscope.retrieval.search_modes import DEFAULT_SEARCH_MODE, check_search_
 from chunkscope.wording import install_hint as _install_sentence
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from chunkscope.chunking.model import Chunk
     from chunkscope.embedding.embedder import Embedder
+    from chunkscope.evaluation.regions import Region
     from chunkscope.retrieval.parents import ParentResolver, ParentSpec
     from chunkscope.retrieval.retriever import Retriever
     from chunkscope.retrieval.store import Store
@@ -137,6 +137,8 @@ class Verdict:
     @property
     def words(self) -> str:
         """The verdict as ``eval`` and ``probe`` say it: reason, rank and score (`verdicts.verdict_words`)."""
+        from chunkscope.evaluation.verdicts import verdict_words  # here: the first frame does without evaluation
+
         return verdict_words(self.reason, self.rank, self.score, cut_off=self.cut_off)
 
 
@@ -364,6 +366,8 @@ class SearchSession:
         embedder = self._embedder_now()
         if self._model_loading is not None or embedder.loaded:
             return
+        from concurrent.futures import ThreadPoolExecutor  # here: the first frame does without it
+
         pool = ThreadPoolExecutor(1, thread_name_prefix="chunkscope-model")
         self._model_loading = pool.submit(embedder.load)
         pool.shutdown(wait=False)
@@ -621,6 +625,7 @@ class SearchSession:
         neighbours)."""
         from chunkscope.evaluation.evaluate import ask_and_judge
         from chunkscope.evaluation.queries import Expect, QueryCase
+        from chunkscope.evaluation.regions import Region
         from chunkscope.evaluation.verdicts import ChunkIndex
 
         doc = self.tree.get(expected.path)

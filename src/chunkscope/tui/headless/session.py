@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chunkscope.chunking.drivers import chunk_documents
 from chunkscope.chunking.model import Chunk, count_embed_tokens
@@ -18,7 +18,9 @@ from chunkscope.config.reader import Config, ResolvedStrategy, resolve_strategy
 from chunkscope.document.loader import Document, DocsTree, Problem, iter_doc_files, read_document
 from chunkscope.chunking.reading import embed_cuts
 from chunkscope.tui.headless.watcher import Snapshot, TreeChange
-from chunkscope.tokens import TIKTOKEN_NAMES, prepare
+
+if TYPE_CHECKING:
+    from chunkscope.chunking.cut_cache import CutCache
 
 
 @dataclass(eq=False)
@@ -40,6 +42,8 @@ class FileResult:
     elapsed: float = 0.0
     #: False for the quick first result (chunks only); True once embedder figures and findings are in.
     complete: bool = False
+    #: The chunks came from the cut cache (`chunking.cut_cache`): nothing was cut, no tokenizer was loaded.
+    cached: bool = False
 
     @property
     def limit(self) -> int | None:
@@ -102,11 +106,35 @@ def chunk_file(doc: Document, resolved: ResolvedStrategy, config: Config, *, lin
     return complete_file(cut_file(doc, resolved), config, lint=lint)
 
 
-def cut_file(doc: Document, resolved: ResolvedStrategy) -> FileResult:
-    """The first, fast half of `chunk_file`: only the chunks (enough to draw the boundaries)."""
+def cut_file(doc: Document, resolved: ResolvedStrategy, cache: CutCache | None = None) -> FileResult:
+    """The first, fast half of `chunk_file`: only the chunks (enough to draw the boundaries).
+
+    With a ``cache``, an unchanged file's stored cut is given back (``cached``) and the file is not cut: a reopened
+    tree shows its first file without loading a tokenizer. Reads files: call it off the UI thread.
+    """
     t0 = time.perf_counter()
+    if cache is not None:
+        stored = cache.lookup(resolved.strategy, [doc]).get(doc.path)
+        if stored is not None:
+            return FileResult(doc, resolved, stored, elapsed=time.perf_counter() - t0, cached=True)
     chunks, error = _safe_chunk(doc, resolved)
     return FileResult(doc, resolved, chunks, error, elapsed=time.perf_counter() - t0)
+
+
+def keep_cut(cache: CutCache, first: FileResult) -> None:
+    """Store a file's fresh cut for the next start (`cut_file`'s result, before anything else changes its chunks).
+
+    Only a cut that succeeded: an error may come from the environment (a missing tokenizer), not the file.
+    """
+    from chunkscope.chunking.cut_cache import encode
+
+    if first.cached or first.error is not None:
+        return
+    # Encoded here, not when cut: the file's chunks are on their way to the screen. `encode` checks that they come
+    # back equal, so a chunk changed meanwhile (word-piece counts filled in) is skipped, never stored wrong.
+    stored = encode(first.doc, first.chunks)
+    if stored is not None:
+        cache.store(first.resolved.strategy, {first.doc.path: stored})
 
 
 def complete_file(first: FileResult, config: Config, *, lint: bool = True) -> FileResult:
@@ -153,6 +181,7 @@ def chunk_tree(
     config: Config,
     cancelled: Callable[[], bool] = lambda: False,
     tree: Any = None,
+    cache: CutCache | None = None,
 ) -> TreeResult | None:
     """Cut every document (for counts and the histogram), then lint the tree; None when cancelled half-way.
 
@@ -162,16 +191,38 @@ def chunk_tree(
         config: configuration (lint settings).
         cancelled: polled between documents so a newer parameter change stops this run early.
         tree: the DocsTree, for lint (skipped when None).
+        cache: stored cuts: unchanged files are taken from it, the others are cut and stored in it.
     """
     t0 = time.perf_counter()
-    if resolved.strategy.length_tokenizer in TIKTOKEN_NAMES:
-        prepare(docs, resolved.strategy.length_tokenizer)
+    stored = cache.lookup(resolved.strategy, docs) if cache is not None else {}
+    todo = [d for d in docs if d.path not in stored]
+    from chunkscope.tokens import TIKTOKEN_NAMES, prepare  # here: the first frame does without the tokenizers
+
+    if todo and resolved.strategy.length_tokenizer in TIKTOKEN_NAMES:
+        prepare(todo, resolved.strategy.length_tokenizer)
     entries: dict[str, TreeEntry] = {}
+    fresh: dict[str, list[Chunk]] = {}
     for doc in docs:
         if cancelled():
             return None
+        chunks = stored.get(doc.path)
+        if chunks is not None:
+            entries[doc.path] = TreeEntry(doc.path, chunks)
+            continue
         chunks, error = _safe_chunk(doc, resolved)
         entries[doc.path] = TreeEntry(doc.path, chunks, error)
+        if cache is not None and error is None:
+            fresh[doc.path] = chunks
+    if cache is not None and fresh and not cancelled():
+        from chunkscope.chunking.cut_cache import encode
+
+        # Before lint: lint's copies of the chunks carry its rule ids among their warnings, the cut's do not.
+        encoded = {}
+        for doc in docs:
+            kept = encode(doc, fresh[doc.path]) if doc.path in fresh else None
+            if kept is not None:
+                encoded[doc.path] = kept
+        cache.store(resolved.strategy, encoded, keep={d.path for d in docs})
     result = TreeResult(resolved, entries)
     if tree is not None and not cancelled():
         from chunkscope.chunking.model import ChunkedDoc
@@ -232,6 +283,16 @@ def read_files_change(tree: DocsTree, change: TreeChange, snapshot: Snapshot, ma
     if change.structural and not tree.single_file:
         files, out.walk_problems = iter_doc_files(tree.root, ignore, tree.published)
         out.order = [rel for _, rel in files]
+        if tree.site is not None:
+            # The walk gives the folders' order; a site's hand-written sidebar orders its pages as on first load.
+            from chunkscope.site.sidebars import sidebar_ordered
+
+            known = {d.path: d for d in list(tree.documents)}  # a copy: the UI thread owns the list
+            pages = [d for rel in out.order
+                     if (d := out.read[rel][0] if rel in out.read else known.get(rel)) is not None]
+            ordered, _ = sidebar_ordered(pages, tree.site, tree.allow_code, partial=tree.partial)
+            listed = {d.path for d in ordered}
+            out.order = [d.path for d in ordered] + [rel for rel in out.order if rel not in listed]
     return out
 
 

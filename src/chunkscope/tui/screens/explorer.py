@@ -24,12 +24,13 @@ from chunkscope.safe_text import visible
 from chunkscope.config.reader import Config, ResolvedStrategy
 from chunkscope.document.loader import DocsTree
 from chunkscope.tui.failures import WorkerFailed
-from chunkscope.tui.highlight import line_colours
+from chunkscope.tui.highlight import cached_line_colours, line_colours
 from chunkscope.tui.jump import Jump, jump_index
 from chunkscope.tui.layout import SourceLayout, marks_from_findings
 from chunkscope.tui.headless.search import Expected, SearchSession, chapter_of
+from chunkscope.tui.input_quiet import input_quiet_of
 from chunkscope.tui.headless.session import (FileResult, FilesChange, TreeResult, apply_files_change, chunk_tree, complete_file, cut_file,
-                       export_jsonl, read_files_change)
+                       export_jsonl, keep_cut, read_files_change)
 from chunkscope.tui.headless.watcher import Snapshot, describe_change, diff, first_scan, settled_scan, tree_scanner
 from chunkscope.tui.widgets.docs_tree import DocsTreeView
 from chunkscope.tui.widgets.histogram import TokenHistogram
@@ -156,7 +157,7 @@ class ExplorerScreen(Screen):
     class FileChunked(Message):
         """The file worker's result: chunks and the layout to draw them."""
 
-        def __init__(self, result: FileResult, layout: SourceLayout, reason: str, chapter: str) -> None:
+        def __init__(self, result: FileResult, layout: SourceLayout, reason: str, chapter: str | None) -> None:
             super().__init__()
             self.result = result
             self.layout = layout
@@ -327,9 +328,11 @@ class ExplorerScreen(Screen):
         if then is not None:
             then()
 
-    def _update_titles(self) -> None:
+    def _update_titles(self, shown: FileResult | None = None) -> None:
+        """The source's title (the file and its chunk count) and subtitle (the strategy); ``shown``: a cut whose
+        boundaries are being drawn before it becomes `result`."""
         src = self.query_one("#source")
-        r = self.result
+        r = shown if shown is not None else self.result
         if self.current_path is None:
             title = "source"
         else:
@@ -384,18 +387,27 @@ class ExplorerScreen(Screen):
         # the embedder and lint make of them (`complete_cut`, started once the boundaries are on screen).
         if reason == "open":
             self._painted.wait(timeout=1.0)
-        first = cut_file(doc, resolved)
-        chapter = chapter_of(doc)
+        from chunkscope.chunking.cut_cache import CutCache  # in a worker: the first frame does without it
+
+        cache = CutCache(self.docs.root)
+        # An unchanged file comes from the cut cache: shown without loading a tokenizer (a reopened tree).
+        first = cut_file(doc, resolved, cache)
         if worker.is_cancelled:
             return
-        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, line_colours(doc), notes_pending=True)
-        self.post_message(self.FileChunked(first, layout, reason, chapter))
+        # The boundaries go out before anything else is made of the file: on its first showing the text stays
+        # plain and the chapter unknown until `complete_cut` (the Markdown lexer and the outline scan cost about
+        # 150 ms of the interpreter there: the first file's chunks of a reopened tree waited for them).
+        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, cached_line_colours(doc), notes_pending=True)
+        self.post_message(self.FileChunked(first, layout, reason, None))
+        keep_cut(cache, first)  # after the chunks are on their way: the next start shows them at once
 
     @work(thread=True, exclusive=True, group="file-complete", exit_on_error=False,
           name="counting word pieces", description="counting word pieces")
-    def complete_cut(self, first: FileResult, chapter: str) -> None:
-        """Add what the embedder and lint make of a cut (started once the boundaries are on screen)."""
+    def complete_cut(self, first: FileResult) -> None:
+        """Add what the embedder and lint make of a cut, the text's colours and the file's chapter (started once
+        the boundaries are on screen)."""
         worker = get_current_worker()
+        chapter = chapter_of(first.doc)
         full = complete_file(first, self.config)
         if worker.is_cancelled:
             return
@@ -411,7 +423,12 @@ class ExplorerScreen(Screen):
             # The boundaries first: the source and the histogram redraw on the next frame; the table, the detail
             # and the word-piece counts follow right after that frame (so live tuning feels immediate).
             self.layout_data = msg.layout
-            self.current_chapter = msg.chapter
+            if msg.chapter is not None:
+                self.current_chapter = msg.chapter
+            if msg.reason == "open":
+                # A file just opened: its count in the frame that draws its boundaries, not a frame later (a
+                # re-cut keeps its title until then: a new title lays the whole screen out again).
+                self._update_titles(r)
             hist = self.query_one(TokenHistogram)
             hist.file_counts = tuple(c.tokens for c in r.chunks)
             hist.limit = r.limit
@@ -440,20 +457,22 @@ class ExplorerScreen(Screen):
             if not self._started:
                 self.call_later(self._after_first_cut)
         elif self._started:
-            self.complete_cut(r, msg.chapter)
+            self.complete_cut(r)
         else:
             # The first cut is drawn: the rest of the start-up, then what the embedder and lint make of this cut.
-            self.call_later(self._after_first_cut, partial(self._complete_if_shown, r, msg.chapter))
+            self.call_later(self._after_first_cut, partial(self._complete_if_shown, r))
 
-    def _complete_if_shown(self, first: FileResult, chapter: str) -> None:
+    def _complete_if_shown(self, first: FileResult) -> None:
         if self.result is first:  # not a file or strategy left meanwhile (its own cut has its own completion)
-            self.complete_cut(first, chapter)
+            self.complete_cut(first)
 
     def _show_result(self, msg: "ExplorerScreen.FileChunked") -> None:
         r = msg.result
         keep = self.selected if self.result is not None and self.result.doc.path == r.doc.path else None
         self.result = r
         self.layout_data = msg.layout
+        if msg.chapter is not None:
+            self.current_chapter = msg.chapter
         if r.complete and self._tree_stale:
             self._start_tree()
         if r.error:
@@ -516,7 +535,11 @@ class ExplorerScreen(Screen):
         worker = get_current_worker()
         resolved = self.resolved
         docs = list(self.docs.documents)
-        result = chunk_tree(docs, resolved, self.config, lambda: worker.is_cancelled, tree=self.docs)
+        from chunkscope.chunking.cut_cache import CutCache
+
+        result = chunk_tree(docs, resolved, self.config,
+                            input_quiet_of(self.app).poll(lambda: worker.is_cancelled), tree=self.docs,
+                            cache=CutCache(self.docs.root))  # every file's cut kept for the next start too
         if result is not None and not worker.is_cancelled:
             self.post_message(self.TreeChunked(result))
             if resolved.strategy.uses_contexts:

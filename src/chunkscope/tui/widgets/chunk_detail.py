@@ -63,6 +63,7 @@ class ChunkDetail(RichLog, can_focus=True):
         super().__init__(id=id, wrap=True, highlight=False, markup=False, auto_scroll=False, min_width=20)
         self.config = config
         self._shown: object = None
+        self._laid_out_width = 0  # the width the shown lines were laid out at
 
     def on_mount(self) -> None:
         self._show()
@@ -71,7 +72,11 @@ class ChunkDetail(RichLog, can_focus=True):
         self._show()
 
     def on_resize(self, event: events.Resize) -> None:
-        # The log keeps lines laid out at the old width: lay the chunk out again at the new one.
+        # The log keeps lines laid out at the old width: lay the chunk out again at the new one. A new height alone
+        # (a bottom pane opened or closed under it) changes nothing in the lines: laying them out again there cost
+        # a second layout of the whole screen on every Escape that closed a pane.
+        if self._shown is not None and self._laid_out_width == self._width():
+            return
         self._shown = None
         self.call_after_refresh(self._show)
 
@@ -200,5 +205,6 @@ class ChunkDetail(RichLog, can_focus=True):
 
     def _put(self, renderable) -> None:
         self.clear()
-        self.write(renderable, width=self._width())
+        self._laid_out_width = self._width()
+        self.write(renderable, width=self._laid_out_width)
         self.scroll_home(animate=False)

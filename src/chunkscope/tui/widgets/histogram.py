@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -22,6 +20,8 @@ def histogram_text(label: str, counts: list[int] | None, limit: int | None, bins
     if not counts:
         out.append("no chunks", style="dim italic")
         return out
+    import statistics  # here: the first frame says "counting…" and does without it
+
     top = max(max(counts), limit or 0, 1)
     # The limit sits on a bin edge when there is one: everything right of the marker is over it.
     step = max(1, -(-top // bins))
