@@ -262,3 +262,34 @@ async def test_a_second_start_shows_the_first_file_without_loading_a_tokenizer(
     assert seen["path"] == first.path
     assert seen["chunks"] == [[c.start, c.end, c.tokens] for c in resolved.strategy.chunk(first)]
     assert seen["tiktoken"] is False
+
+
+def test_tuning_one_tree_keeps_the_other_trees_cuts_and_old_temporary_files_go(tmp_path: Path) -> None:
+    """Each value typed while tuning stores a cut under a key of its own: past `KEEP` keys, one tree's oldest go,
+    never another tree's; a temporary file a process left behind (the app ends at once on a quit) goes once it is
+    an hour old, a recent one (a write under way in another process) stays."""
+    import os
+    import time
+
+    from chunkscope.chunking.cut_cache import KEEP
+
+    folder = tmp_path / "cuts"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.md").write_text("# Other\n\nA page of another tree.\n", encoding="utf-8")
+    other_docs = load_docs(other).documents
+    store_tree(other, folder, get_strategy("recursive"), other_docs)
+    mine = copy_tree(tmp_path)
+    docs = load_docs(mine).documents[:2]
+    (folder / ".cuts-old.tmp").write_text("half", encoding="utf-8")
+    (folder / ".cuts-new.tmp").write_text("half", encoding="utf-8")
+    hours_ago = time.time() - 7200
+    os.utime(folder / ".cuts-old.tmp", (hours_ago, hours_ago))
+    for size in range(100, 100 + KEEP + 3):  # the values typed while tuning chunk_size
+        store_tree(mine, folder, get_strategy("recursive", chunk_size=size), docs)
+    assert CutCache(other, folder).lookup(get_strategy("recursive"), other_docs)  # the other tree's cut stays
+    newest = get_strategy("recursive", chunk_size=100 + KEEP + 2)
+    assert CutCache(mine, folder).lookup(newest, docs)
+    assert not CutCache(mine, folder).lookup(get_strategy("recursive", chunk_size=100), docs)  # the oldest went
+    assert len(list(folder.glob("*.json"))) == KEEP + 1
+    assert not (folder / ".cuts-old.tmp").exists() and (folder / ".cuts-new.tmp").exists()

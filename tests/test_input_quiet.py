@@ -125,3 +125,20 @@ async def test_the_tree_cut_polls_through_the_pause(monkeypatch: pytest.MonkeyPa
         start = time.monotonic()
         assert _in_a_worker(polls[-1]) is False  # not cancelled...
         assert time.monotonic() - start >= 0.45  # ...and it waited for the pause first
+
+
+def test_one_run_waits_the_longest_wait_in_all_not_per_unit() -> None:
+    """Input that never pauses (a key held down): a run of 20 files is held back 1 s in all, not 1 s per file."""
+    clock = FakeClock()
+    quiet: list[InputQuiet] = []
+
+    def sleep_with_a_key_held_down(seconds: float) -> None:
+        clock.sleep(seconds)
+        quiet[0].touch()
+
+    quiet.append(InputQuiet(clock=clock, sleep=sleep_with_a_key_held_down, quiet=0.3, longest=1.0))
+    quiet[0].touch()
+    poll = quiet[0].poll(lambda: False)
+    start = clock.now
+    assert _in_a_worker(lambda: [poll() for _ in range(20)]) == [False] * 20
+    assert clock.now - start == pytest.approx(1.0, abs=0.05)

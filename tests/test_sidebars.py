@@ -150,7 +150,8 @@ def test_a_missing_sidebar_file_and_unknown_ids_are_said(tmp_path: Path) -> None
     site = _site(tmp_path, "module.exports = {s: ['zeta', 'nope/missing']};")
     tree = load_docs(site)
     assert [d.path for d in tree][:1] == ["zeta.md"]
-    assert any("1 doc id no page has (nope/missing)" in n for n in tree.notes)
+    assert any("names 1 doc id that no page has (nope/missing); Docusaurus would refuse to build" in n
+               for n in tree.notes)
     (site / "sidebars.js").unlink()
     tree = load_docs(site)
     assert [d.path for d in tree] == FOLDER_ORDER

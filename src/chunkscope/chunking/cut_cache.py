@@ -30,9 +30,9 @@ from chunkscope.paths import cache_home
 
 #: Bumped when what is stored changes meaning.
 FORMAT = 1
-#: How many (docs root, strategy) files are kept. A cut file is ten times a counts file (650 KB for the Rust book's
-#: 2,500 chunks), so fewer are kept than `stats_cache.KEEP`.
-KEEP = 24
+#: How many strategy keys of one docs root are kept (`RootFiles._prune`): each value typed while tuning is a key of
+#: its own, and a cut file is ten times a counts file (650 KB for the Rust book's 2,500 chunks).
+KEEP = 8
 #: Strategies of chunkscope's own whose cut depends on more than the file and their parameters.
 _NOT_EXACT = ("chunkscope.chunking.strategies.custom", "chunkscope.chunking.strategies.semantic")
 

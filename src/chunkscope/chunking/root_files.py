@@ -14,6 +14,9 @@ from typing import Any
 
 from chunkscope.chunking.strategy import Strategy
 
+#: How many docs roots' worth of files a folder keeps (`RootFiles._prune`).
+ROOTS_KEPT = 4
+
 
 class RootFiles:
     """The files of one docs root under ``folder``, one per ``key(strategy)`` (`stats_cache.strategy_key`: what a
@@ -55,8 +58,21 @@ class RootFiles:
             except OSError:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-            kept = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-            for old in kept[self._keep:]:
-                old.unlink(missing_ok=True)
+            self._prune()
         except OSError:
             pass
+
+    def _prune(self) -> None:
+        """At most ``keep`` files of this docs root (every value typed while tuning is a key of its own) and
+        ``keep`` times `ROOTS_KEPT` in the folder, the newest kept; and temporary files left by a process that
+        ended while it wrote (the app ends at once on a quit) once they are an hour old."""
+        import time
+
+        by_age = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        mine = [f for f in by_age if f.name.startswith(self._root + "-")]
+        for old in {*mine[self._keep:], *by_age[self._keep * ROOTS_KEPT:]}:
+            old.unlink(missing_ok=True)
+        hour_ago = time.time() - 3600
+        for tmp in self.folder.glob(self._tmp_prefix + "*.tmp"):
+            if tmp.stat().st_mtime < hour_ago:
+                tmp.unlink(missing_ok=True)

@@ -243,4 +243,5 @@ def sidebar_ordered(docs: list[P], site: "SiteConfig", allow_code: bool = False,
     if not missing or partial:
         return ordered, ""
     few = ", ".join(missing[:3]) + (", …" if len(missing) > 3 else "")
-    return ordered, f"{shown}: {len(missing)} doc id{'s' if len(missing) != 1 else ''} no page has ({few})"
+    return ordered, (f"{shown} names {len(missing)} doc id{'s' if len(missing) != 1 else ''} that no page has ({few}); "
+                     "Docusaurus would refuse to build the site")

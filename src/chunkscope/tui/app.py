@@ -225,11 +225,14 @@ def _end_process(code: int) -> NoReturn:
 
 #: Every terminal mode Textual's Linux driver turns on for the app, turned off, in the order its own
 #: ``stop_application_mode`` turns them off (Textual 8): bracketed paste, line wrap back on, in-band resize
-#: reports, the four mouse modes, the Kitty keyboard protocol (popped before the alternate screen is left), the
-#: alternate screen, the cursor shown, focus reports. A mode the terminal never had on ignores its reset.
-#: tests/test_tui_start_quit.py checks on a real pseudo-terminal that every mode the app set is reset after.
+#: reports, the four mouse modes and pixel mouse reports (which Textual turns on when the terminal answers its
+#: in-band resize query, and its own restore leaves on), the Kitty keyboard protocol (popped before the alternate
+#: screen is left), the alternate screen, the cursor shown, focus reports. A mode the terminal never had on
+#: ignores its reset. tests/test_tui_start_quit.py checks on a real pseudo-terminal that every mode the app set
+#: before its first frame is reset after (a pseudo-terminal answers no query, so the modes set on an answer are
+#: checked by reading Textual's driver, not by that test).
 _RESTORE_TERMINAL = ("\x1b[?2004l" "\x1b[?7h" "\x1b[?2048l"
-                     "\x1b[?1000l" "\x1b[?1003l" "\x1b[?1015l" "\x1b[?1006l"
+                     "\x1b[?1000l" "\x1b[?1003l" "\x1b[?1015l" "\x1b[?1006l" "\x1b[?1016l"
                      "\x1b[<u" "\x1b[?1049l" "\x1b[?25h" "\x1b[?1004l")
 
 
@@ -255,8 +258,10 @@ def _ends_when_restored(app: ChunkscopeApp) -> type[Driver]:
             if app.is_running or app.return_code != 0 or saved is None:
                 super().stop_application_mode()
                 return
+            import signal
             import termios
 
+            signal.signal(signal.SIGWINCH, signal.SIG_DFL)  # a resize now must not reach a half-closed driver
             self.write(_RESTORE_TERMINAL)
             self.close()  # the writer thread writes what is queued, then ends
             try:

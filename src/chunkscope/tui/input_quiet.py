@@ -7,8 +7,8 @@ fresh starts, interleaved, Rust book, 120x40; later Escapes are unchanged: 214 a
 (`InputQuiet.touch`, from `ChunkscopeApp.on_event`); long background work waits between its units of work
 (`InputQuiet.wait`, reached through the cancellation poll it already calls between files) until no input has come
 for `QUIET_SECONDS`, so the screen's answer to the key is drawn first. The wait never happens on the UI thread,
-ends as soon as the work is cancelled, and gives up after `LONGEST_WAIT_SECONDS` (someone holding a key down must
-not stop the tree's totals for good).
+ends as soon as the work is cancelled, and a run of the work waits `LONGEST_WAIT_SECONDS` in all (someone holding
+a key down must not stop the tree's totals for good).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 #: How long after the last input background work stays paused: a key's answer (a layout and a frame of the whole
 #: screen) takes 50-150 ms of the interpreter on a slow machine.
 QUIET_SECONDS = 0.3
-#: The longest one unit of background work is held back.
+#: The longest one run of background work (a whole tree's cut) is held back, in all.
 LONGEST_WAIT_SECONDS = 5.0
 #: How often a waiting worker looks again.
 _STEP_SECONDS = 0.02
@@ -41,26 +41,32 @@ class InputQuiet:
         """Input just came (called on the UI thread)."""
         self._last = self._clock()
 
-    def wait(self, cancelled: Callable[[], bool] = lambda: False) -> float:
+    def wait(self, cancelled: Callable[[], bool] = lambda: False, longest: float | None = None) -> float:
         """Block this worker thread until input has paused for `quiet` seconds, ``cancelled()`` is true, or
-        `longest` seconds have passed; at once on the main thread. Returns the seconds waited."""
+        ``longest`` (default `longest`) seconds have passed; at once on the main thread. Returns the seconds
+        waited."""
         if threading.current_thread() is threading.main_thread():
             return 0.0
+        limit = self.longest if longest is None else longest
         start = self._clock()
         while not cancelled():
             now = self._clock()
             left = self._last + self.quiet - now
-            if left <= 0 or now - start >= self.longest:
+            if left <= 0 or now - start >= limit:
                 break
             self._sleep(min(left, _STEP_SECONDS))
         return self._clock() - start
 
     def poll(self, cancelled: Callable[[], bool]) -> Callable[[], bool]:
         """``cancelled`` as a poll for work that calls it between units: each call first waits for a pause in the
-        input (`wait`), then answers whether the work is cancelled."""
+        input (`wait`), then answers whether the work is cancelled. One run of the work waits `longest` seconds in
+        all, not per unit: under input that never pauses (a key held down) a tree of hundreds of files would
+        otherwise be held back for minutes."""
+        left = [self.longest]
 
         def between_units() -> bool:
-            self.wait(cancelled)
+            if left[0] > 0:
+                left[0] -= self.wait(cancelled, left[0])
             return cancelled()
 
         return between_units

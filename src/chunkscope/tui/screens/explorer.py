@@ -362,6 +362,8 @@ class ExplorerScreen(Screen):
             self._apply_jump()
             return
         self.current_path = path
+        if self.result is None or self.result.doc is not doc:
+            self.current_chapter = None  # not the last file's: the new one's comes with its cut's completion
         if not from_tree:
             # Moving the cursor from a tree event would fight the keys still queued for the tree.
             self.query_one(DocsTreeView).select_path(path)
@@ -396,9 +398,11 @@ class ExplorerScreen(Screen):
             return
         # The boundaries go out before anything else is made of the file: on its first showing the text stays
         # plain and the chapter unknown until `complete_cut` (the Markdown lexer and the outline scan cost about
-        # 150 ms of the interpreter there: the first file's chunks of a reopened tree waited for them).
-        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, cached_line_colours(doc), notes_pending=True)
-        self.post_message(self.FileChunked(first, layout, reason, None))
+        # 150 ms of the interpreter there: the first file's chunks of a reopened tree waited for them). A cut that
+        # failed has no completion: its colours and chapter are made here.
+        colours = line_colours(doc) if first.error else cached_line_colours(doc) or []  # [] draws plain
+        layout = SourceLayout(doc, first.chunks, {}, (), first.limit, colours, notes_pending=True)
+        self.post_message(self.FileChunked(first, layout, reason, chapter_of(doc) if first.error else None))
         keep_cut(cache, first)  # after the chunks are on their way: the next start shows them at once
 
     @work(thread=True, exclusive=True, group="file-complete", exit_on_error=False,
