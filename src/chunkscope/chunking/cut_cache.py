@@ -131,3 +131,15 @@ class CutCache(RootFiles):
         files: dict[str, Any] = {p: e for p, e in before.items() if keep is None or p in keep}
         files.update({path: list(stored) for path, stored in cuts.items()})
         self._write(strategy, files)
+
+    def keep_fresh(self, strategy: Strategy, cuts: Iterable[tuple[Document, Sequence[Chunk]]], *,
+                   keep: Collection[str] | None = None) -> None:
+        """`store` the fresh cuts of these documents that come back equal from their stored form (`encode`), the
+        others left out; ``keep`` as for `store` (with it, the file is written even when no cut is new)."""
+        encoded: dict[str, StoredCut] = {}
+        for doc, chunks in cuts:
+            stored = encode(doc, chunks)
+            if stored is not None:
+                encoded[doc.path] = stored
+        if encoded or keep is not None:
+            self.store(strategy, encoded, keep=keep)

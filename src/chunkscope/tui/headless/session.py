@@ -126,15 +126,11 @@ def keep_cut(cache: CutCache, first: FileResult) -> None:
 
     Only a cut that succeeded: an error may come from the environment (a missing tokenizer), not the file.
     """
-    from chunkscope.chunking.cut_cache import encode
-
     if first.cached or first.error is not None:
         return
     # Encoded here, not when cut: the file's chunks are on their way to the screen. `encode` checks that they come
     # back equal, so a chunk changed meanwhile (word-piece counts filled in) is skipped, never stored wrong.
-    stored = encode(first.doc, first.chunks)
-    if stored is not None:
-        cache.store(first.resolved.strategy, {first.doc.path: stored})
+    cache.keep_fresh(first.resolved.strategy, [(first.doc, first.chunks)])
 
 
 def complete_file(first: FileResult, config: Config, *, lint: bool = True) -> FileResult:
@@ -214,15 +210,9 @@ def chunk_tree(
         if cache is not None and error is None:
             fresh[doc.path] = chunks
     if cache is not None and fresh and not cancelled():
-        from chunkscope.chunking.cut_cache import encode
-
         # Before lint: lint's copies of the chunks carry its rule ids among their warnings, the cut's do not.
-        encoded = {}
-        for doc in docs:
-            kept = encode(doc, fresh[doc.path]) if doc.path in fresh else None
-            if kept is not None:
-                encoded[doc.path] = kept
-        cache.store(resolved.strategy, encoded, keep={d.path for d in docs})
+        cache.keep_fresh(resolved.strategy, [(d, fresh[d.path]) for d in docs if d.path in fresh],
+                         keep={d.path for d in docs})
     result = TreeResult(resolved, entries)
     if tree is not None and not cancelled():
         from chunkscope.chunking.model import ChunkedDoc
